@@ -1,0 +1,87 @@
+//! Command-line flags of `duckmv-bench`.
+
+use std::path::PathBuf;
+
+#[derive(clap::Parser, Debug, Clone)]
+#[command(
+    name = "duckmv-bench",
+    about = "Times incremental REFRESH MATERIALIZED VIEW against full recomputation on TPC-H-shaped data"
+)]
+pub struct Args {
+    /// Connection string of a running server (tokio-postgres syntax, e.g.
+    /// `host=127.0.0.1 port=5433 user=bench`). Its tables and views named like the benchmark's
+    /// are dropped and recreated. Without it, a `duckmv` server is started on a temporary
+    /// database and stopped at the end.
+    #[arg(long)]
+    pub dsn: Option<String>,
+
+    /// The server binary to start when no `--dsn` is given (default: `duckmv` next to this
+    /// executable).
+    #[arg(long)]
+    pub server_bin: Option<PathBuf>,
+
+    /// TPC-H scale factor: SF 1 = 6M lineitem, 1.5M orders, 150k customers.
+    #[arg(long, default_value_t = 0.1)]
+    pub sf: f64,
+
+    /// Repetitions per measurement; medians are reported.
+    #[arg(long, default_value_t = 3)]
+    pub reps: usize,
+
+    /// Change sizes, as fractions of the fact table (lineitem; orders for the customer/orders
+    /// views), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "0.0001,0.001,0.01,0.1")]
+    pub changes: Vec<f64>,
+
+    /// Rows streamed for the streaming-rate measurement (default: 10M × sf, at least 100k,
+    /// at most 10M).
+    #[arg(long)]
+    pub stream_rows: Option<u64>,
+
+    /// Where to write the figures as JSON.
+    #[arg(long, default_value = "bench/results.json")]
+    pub out: PathBuf,
+
+    /// Where to draw refresh time against change size.
+    #[arg(long, default_value = "bench/refresh.svg")]
+    pub svg: PathBuf,
+}
+
+impl Args {
+    pub fn stream_rows(&self) -> u64 {
+        self.stream_rows
+            .unwrap_or_else(|| ((10_000_000.0 * self.sf) as u64).clamp(100_000, 10_000_000))
+    }
+
+    /// The command line that reproduces this run (printed with the results).
+    pub fn command_line(&self) -> String {
+        let changes: Vec<String> = self.changes.iter().map(|c| c.to_string()).collect();
+        format!(
+            "scripts/bench --sf {} --reps {} --changes {}",
+            self.sf,
+            self.reps,
+            changes.join(",")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn defaults_match_the_issue() {
+        let a = Args::parse_from(["duckmv-bench"]);
+        assert_eq!(a.changes, vec![0.0001, 0.001, 0.01, 0.1]);
+        assert_eq!(a.reps, 3);
+        assert_eq!(a.stream_rows(), 1_000_000);
+        let a = Args::parse_from(["duckmv-bench", "--sf", "1", "--changes", "0.01"]);
+        assert_eq!(a.changes, vec![0.01]);
+        assert_eq!(a.stream_rows(), 10_000_000);
+        assert_eq!(
+            a.command_line(),
+            "scripts/bench --sf 1 --reps 3 --changes 0.01"
+        );
+    }
+}

@@ -1,0 +1,297 @@
+//! The benchmark's results: the JSON document and the markdown table for README.md.
+
+use serde::Serialize;
+
+use crate::bench::capture::CaptureCost;
+use crate::bench::data::Sizes;
+use crate::bench::stream::Rate;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Results {
+    /// The command that reproduces this run.
+    pub command: String,
+    pub started_at: String,
+    pub sf: f64,
+    pub reps: usize,
+    pub sizes: Sizes,
+    pub load_seconds: f64,
+    /// Whether the server accepted `SET duckmv.refresh_mode = 'full'`; then "full" figures are
+    /// forced full REFRESHes, otherwise `CREATE TEMP TABLE … AS <query>`.
+    pub full_refresh_mode: bool,
+    pub views: Vec<ViewResult>,
+    pub refresh: Vec<RefreshPoint>,
+    pub noop_refresh: Vec<Noop>,
+    pub noop_refresh_median_ms: Option<f64>,
+    pub capture: Option<CaptureCost>,
+    pub streaming: Option<Streaming>,
+    /// Every oracle failure and refresh error, in words.
+    pub failures: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ViewResult {
+    pub name: String,
+    pub label: String,
+    pub fact: String,
+    pub query: String,
+    pub created: bool,
+    pub create_error: Option<String>,
+    pub create_ms: Option<f64>,
+    /// The maintenance strategy `duckmv.views` reports, when it can be read.
+    pub strategy: Option<String>,
+    pub rows: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RefreshPoint {
+    pub view: String,
+    /// Change size as a fraction of the view's fact table.
+    pub fraction: f64,
+    /// Rows of the fact table inserted + updated + deleted per batch.
+    pub changed_rows: u64,
+    /// `REFRESH MATERIALIZED VIEW` in the server's default mode, one sample per repetition.
+    pub incremental_ms: Vec<f64>,
+    pub incremental_median_ms: Option<f64>,
+    /// `CREATE TEMP TABLE _full AS <query>`: the least a full refresh must do.
+    pub full_ctas_ms: Vec<f64>,
+    pub full_ctas_median_ms: Option<f64>,
+    /// `REFRESH` with `duckmv.refresh_mode = 'full'`, when the server has that setting.
+    pub full_refresh_ms: Vec<f64>,
+    pub full_refresh_median_ms: Option<f64>,
+    /// The full-recompute figure used for the ratio: the forced REFRESH when there is one.
+    pub full_median_ms: Option<f64>,
+    pub full_method: String,
+    /// full / incremental.
+    pub ratio: Option<f64>,
+    /// "pass", "FAIL: n rows differ", "error: …", or "not checked".
+    pub oracle: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Noop {
+    pub view: String,
+    pub samples_ms: Vec<f64>,
+    pub median_ms: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Streaming {
+    pub query: String,
+    pub wire: Rate,
+    pub in_process: Rate,
+    /// wire rate / in-process rate.
+    pub ratio: f64,
+}
+
+/// `0.0001` → `0.01%`.
+pub fn percent(fraction: f64) -> String {
+    let s = format!("{:.4}", fraction * 100.0);
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s}%")
+}
+
+/// Milliseconds with a precision that suits their size.
+pub fn fmt_ms(v: Option<f64>) -> String {
+    match v {
+        None => "–".into(),
+        Some(v) if v < 10.0 => format!("{v:.2}"),
+        Some(v) if v < 100.0 => format!("{v:.1}"),
+        Some(v) => format!("{v:.0}"),
+    }
+}
+
+fn fmt_ratio(v: Option<f64>) -> String {
+    match v {
+        None => "–".into(),
+        Some(v) if v < 10.0 => format!("{v:.2}×"),
+        Some(v) => format!("{v:.0}×"),
+    }
+}
+
+fn fmt_rate(r: f64) -> String {
+    if r >= 1e6 {
+        format!("{:.2}M rows/s", r / 1e6)
+    } else {
+        format!("{:.0}k rows/s", r / 1e3)
+    }
+}
+
+/// The results as markdown, ready to paste into README.md.
+pub fn markdown(r: &Results) -> String {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "Benchmark at SF {} ({} lineitem, {} orders, {} customers), {} repetition(s), medians; \
+         made by `{}`.\n\n",
+        r.sf, r.sizes.lineitem, r.sizes.orders, r.sizes.customer, r.reps, r.command
+    ));
+    let full = if r.full_refresh_mode {
+        "full REFRESH (ms)"
+    } else {
+        "full recompute¹ (ms)"
+    };
+    s.push_str(&format!(
+        "| view | change | rows changed | incremental (ms) | {full} | full / incremental | oracle |\n"
+    ));
+    s.push_str("|---|---:|---:|---:|---:|---:|---|\n");
+    for p in &r.refresh {
+        let label = r
+            .views
+            .iter()
+            .find(|v| v.name == p.view)
+            .map(|v| v.label.as_str())
+            .unwrap_or(p.view.as_str());
+        s.push_str(&format!(
+            "| {label} | {} | {} | {} | {} | {} | {} |\n",
+            percent(p.fraction),
+            p.changed_rows,
+            fmt_ms(p.incremental_median_ms),
+            fmt_ms(p.full_median_ms),
+            fmt_ratio(p.ratio),
+            p.oracle
+        ));
+    }
+    if !r.full_refresh_mode {
+        s.push_str(
+            "\n¹ `CREATE TEMP TABLE _full AS <view query>`: the server has no \
+             `duckmv.refresh_mode = 'full'` yet.\n",
+        );
+    }
+    let missing: Vec<&ViewResult> = r.views.iter().filter(|v| !v.created).collect();
+    if !missing.is_empty() {
+        s.push_str("\nViews the server did not create:\n\n");
+        for v in missing {
+            s.push_str(&format!(
+                "- {}: {}\n",
+                v.label,
+                v.create_error.as_deref().unwrap_or("?")
+            ));
+        }
+    }
+    s.push_str("\n| measurement | result |\n|---|---|\n");
+    s.push_str(&format!(
+        "| REFRESH with nothing pending (median over views) | {} ms |\n",
+        fmt_ms(r.noop_refresh_median_ms)
+    ));
+    if let Some(c) = &r.capture {
+        if let Some(e) = &c.error {
+            s.push_str(&format!("| capture cost | not measured: {e} |\n"));
+        } else {
+            s.push_str(&format!(
+                "| capture: INSERT … SELECT of {} rows, tracked / plain table | {} ({} ms / {} ms) |\n",
+                c.bulk_rows,
+                fmt_ratio(c.bulk_ratio),
+                fmt_ms(crate::bench::stats::median(&c.bulk_tracked_ms)),
+                fmt_ms(crate::bench::stats::median(&c.bulk_plain_ms)),
+            ));
+            s.push_str(&format!(
+                "| capture: {} single-row INSERTs over the wire, tracked / plain | {} ({} ms / {} ms) |\n",
+                c.single_rows,
+                fmt_ratio(c.single_ratio),
+                fmt_ms(crate::bench::stats::median(&c.single_tracked_ms)),
+                fmt_ms(crate::bench::stats::median(&c.single_plain_ms)),
+            ));
+        }
+    }
+    if let Some(st) = &r.streaming {
+        s.push_str(&format!(
+            "| streaming {} rows: over the wire / DuckDB in-process | {:.2} ({} / {}) |\n",
+            st.wire.rows,
+            st.ratio,
+            fmt_rate(st.wire.rows_per_s),
+            fmt_rate(st.in_process.rows_per_s)
+        ));
+    }
+    if !r.failures.is_empty() {
+        s.push_str("\n**Failures:**\n\n");
+        for f in &r.failures {
+            s.push_str(&format!("- {f}\n"));
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+pub mod tests {
+    use super::*;
+
+    #[test]
+    fn percents_and_numbers() {
+        assert_eq!(percent(0.0001), "0.01%");
+        assert_eq!(percent(0.001), "0.1%");
+        assert_eq!(percent(0.01), "1%");
+        assert_eq!(percent(0.1), "10%");
+        assert_eq!(fmt_ms(Some(1.234)), "1.23");
+        assert_eq!(fmt_ms(Some(123.4)), "123");
+        assert_eq!(fmt_ratio(Some(37.2)), "37×");
+        assert_eq!(fmt_ratio(None), "–");
+    }
+
+    pub fn sample() -> Results {
+        let point = |view: &str, fraction: f64, inc: f64, full: f64| RefreshPoint {
+            view: view.into(),
+            fraction,
+            changed_rows: 10,
+            incremental_ms: vec![inc],
+            incremental_median_ms: Some(inc),
+            full_ctas_ms: vec![full],
+            full_ctas_median_ms: Some(full),
+            full_refresh_ms: vec![],
+            full_refresh_median_ms: None,
+            full_median_ms: Some(full),
+            full_method: "ctas".into(),
+            ratio: Some(full / inc),
+            oracle: "pass".into(),
+        };
+        let view = |name: &str, label: &str, created: bool| ViewResult {
+            name: name.into(),
+            label: label.into(),
+            fact: "lineitem".into(),
+            query: "SELECT 1".into(),
+            created,
+            create_error: (!created).then(|| "not supported".to_string()),
+            create_ms: None,
+            strategy: None,
+            rows: None,
+        };
+        Results {
+            command: "scripts/bench --sf 0.1".into(),
+            started_at: "now".into(),
+            sf: 0.1,
+            reps: 3,
+            sizes: Sizes::at(0.1),
+            load_seconds: 1.0,
+            full_refresh_mode: false,
+            views: vec![
+                view("v1", "V1 <agg> & co", true),
+                view("v3", "V3 left", false),
+            ],
+            refresh: vec![
+                point("v1", 0.0001, 1.0, 50.0),
+                point("v1", 0.001, 2.0, 52.0),
+                point("v1", 0.1, 40.0, 60.0),
+            ],
+            noop_refresh: vec![],
+            noop_refresh_median_ms: Some(0.7),
+            capture: None,
+            streaming: None,
+            failures: vec!["v1 at 10%: FAIL: 2 rows differ".into()],
+        }
+    }
+
+    #[test]
+    fn markdown_has_a_row_per_point_and_names_the_gaps() {
+        let md = markdown(&sample());
+        assert!(
+            md.contains("| V1 <agg> & co | 0.01% | 10 | 1.00 | 50.0 | 50× | pass |"),
+            "{md}"
+        );
+        assert_eq!(md.matches("| V1 <agg> & co |").count(), 3);
+        assert!(md.contains("- V3 left: not supported"));
+        assert!(md.contains("full recompute¹"));
+        assert!(md.contains("| REFRESH with nothing pending (median over views) | 0.70 ms |"));
+        assert!(md.contains("**Failures:**"));
+        let json = serde_json::to_value(sample()).unwrap();
+        assert_eq!(json["refresh"][0]["ratio"], 50.0);
+        assert_eq!(json["sizes"]["lineitem"], 600_000);
+    }
+}

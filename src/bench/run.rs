@@ -1,0 +1,475 @@
+//! The benchmark from start to end: server, load, views, change batches and refreshes, the
+//! extra measurements, then JSON, SVG and the markdown table.
+
+use std::path::Path;
+use std::time::Instant;
+
+use tokio_postgres::Client;
+
+use crate::bench::changes::{self, Mix};
+use crate::bench::cli::Args;
+use crate::bench::data::{self, Sizes};
+use crate::bench::error::BenchError;
+use crate::bench::measure::{connect, exec, scalar, scalar_i64, timed};
+use crate::bench::report::{self, percent, Noop, RefreshPoint, Results, Streaming, ViewResult};
+use crate::bench::server::{default_binary, Server};
+use crate::bench::stats::{median, ms, ratio};
+use crate::bench::views::{self, View, VIEWS};
+use crate::bench::{capture, stream, svg};
+
+/// Runs everything; Ok(false) when a view failed its oracle or its refresh.
+pub async fn main(args: Args) -> Result<bool, BenchError> {
+    if args.reps == 0 || args.sf <= 0.0 || args.changes.iter().any(|c| !(*c > 0.0 && *c <= 1.0)) {
+        return Err(BenchError::Server(
+            "need --reps ≥ 1, --sf > 0 and change fractions in (0, 1]".into(),
+        ));
+    }
+    let mut server = None;
+    let dsn = match &args.dsn {
+        Some(dsn) => dsn.clone(),
+        None => {
+            let bin = match &args.server_bin {
+                Some(b) => b.clone(),
+                None => default_binary()?,
+            };
+            let s = Server::start(&bin)?;
+            eprintln!("[server] {} listening on {}", bin.display(), s.addr);
+            let dsn = s.dsn();
+            server = Some(s);
+            dsn
+        }
+    };
+    let outcome = bench(&args, &dsn).await;
+    if let Some(mut s) = server {
+        let stopped = s.stop();
+        if let (Err(e), Ok(_)) = (&stopped, &outcome) {
+            eprintln!("duckmv-bench: warning: {e}");
+        }
+        if outcome.is_err() {
+            eprintln!("[server] last log lines:\n{}", s.log_tail());
+        }
+    }
+    let results = outcome?;
+    write_outputs(&args, &results)?;
+    println!("{}", report::markdown(&results));
+    if !results.failures.is_empty() {
+        eprintln!("\n!!!!!!!! {} FAILURE(S) !!!!!!!!", results.failures.len());
+        for f in &results.failures {
+            eprintln!("!!! {f}");
+        }
+    }
+    Ok(results.failures.is_empty())
+}
+
+fn write_outputs(args: &Args, r: &Results) -> Result<(), BenchError> {
+    let write = |path: &Path, text: String| -> Result<(), BenchError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| BenchError::io(format!("create {}", dir.display()), e))?;
+        }
+        std::fs::write(path, text)
+            .map_err(|e| BenchError::io(format!("write {}", path.display()), e))
+    };
+    let json = serde_json::to_string_pretty(r).expect("results serialise");
+    write(&args.out, json + "\n")?;
+    write(&args.svg, svg::render(r))?;
+    eprintln!(
+        "[out] wrote {} and {}",
+        args.out.display(),
+        args.svg.display()
+    );
+    Ok(())
+}
+
+/// Mutable state of a run: which views are still measured, and the next new order key.
+struct Run<'a> {
+    client: &'a Client,
+    sizes: Sizes,
+    args: &'a Args,
+    live: Vec<View>,
+    next_order: u64,
+    failures: Vec<String>,
+    full_mode: bool,
+}
+
+async fn bench(args: &Args, dsn: &str) -> Result<Results, BenchError> {
+    let started_at = chrono::Utc::now().to_rfc3339();
+    let client = connect(dsn).await?;
+    let sizes = Sizes::at(args.sf);
+
+    drop_everything(&client).await;
+    let load_start = Instant::now();
+    load(&client, &sizes).await?;
+    let load_seconds = load_start.elapsed().as_secs_f64();
+
+    let mut view_results = Vec::new();
+    let mut live = Vec::new();
+    for v in VIEWS {
+        let r = create_view(&client, &v).await;
+        if r.created {
+            live.push(v);
+        }
+        view_results.push(r);
+    }
+    let full_mode = probe_full_mode(&client).await;
+    eprintln!(
+        "[views] {} of {} created; full figures from {}",
+        live.len(),
+        VIEWS.len(),
+        if full_mode {
+            "SET duckmv.refresh_mode = 'full'; REFRESH"
+        } else {
+            "CREATE TEMP TABLE _full AS <query>"
+        }
+    );
+
+    let mut run = Run {
+        client: &client,
+        sizes,
+        args,
+        live,
+        next_order: sizes.orders,
+        failures: Vec::new(),
+        full_mode,
+    };
+    let mut points = Vec::new();
+    for (si, &fraction) in args.changes.iter().enumerate() {
+        points.extend(run.change_size(si, fraction).await?);
+    }
+
+    let noop = run.noop_refreshes().await?;
+    let all: Vec<f64> = noop.iter().flat_map(|n| n.samples_ms.clone()).collect();
+
+    let bulk_rows = sizes.lineitem.clamp(10_000, 5_000_000);
+    eprintln!(
+        "[capture] bulk insert of {bulk_rows} rows and {} single-row inserts",
+        capture::SINGLE_ROWS
+    );
+    let capture = capture::measure(&client, bulk_rows, args.reps).await?;
+
+    let streaming = measure_streaming(&client, args).await?;
+
+    Ok(Results {
+        command: args.command_line(),
+        started_at,
+        sf: args.sf,
+        reps: args.reps,
+        sizes,
+        load_seconds,
+        full_refresh_mode: full_mode,
+        views: view_results,
+        refresh: points,
+        noop_refresh: noop,
+        noop_refresh_median_ms: median(&all),
+        capture: Some(capture),
+        streaming: Some(streaming),
+        failures: run.failures,
+    })
+}
+
+/// Drops what an earlier run against the same server left (only with `--dsn`; a fresh server
+/// has nothing). Errors are expected for what does not exist and ignored.
+async fn drop_everything(client: &Client) {
+    for v in VIEWS {
+        let _ = exec(
+            client,
+            &format!("DROP MATERIALIZED VIEW IF EXISTS {}", v.name),
+        )
+        .await;
+    }
+    let _ = exec(
+        client,
+        &format!("DROP MATERIALIZED VIEW IF EXISTS {}", capture::VIEW),
+    )
+    .await;
+    for t in data::TABLES.iter().rev() {
+        let _ = exec(client, &format!("DROP TABLE IF EXISTS {t}")).await;
+    }
+}
+
+async fn load(client: &Client, sizes: &Sizes) -> Result<(), BenchError> {
+    for t in data::TABLES {
+        exec(client, data::create_table(t)).await?;
+        let total = data::rows_of(t, sizes);
+        let start = Instant::now();
+        for (done, sql) in data::load_statements(t, sizes) {
+            exec(client, &sql).await?;
+            eprintln!(
+                "[load] {t:<8} {done:>9}/{total} rows ({:>3.0}%) {:.1}s",
+                done as f64 * 100.0 / total as f64,
+                start.elapsed().as_secs_f64()
+            );
+        }
+    }
+    Ok(())
+}
+
+async fn create_view(client: &Client, v: &View) -> ViewResult {
+    let mut r = ViewResult {
+        name: v.name.into(),
+        label: v.label.into(),
+        fact: v.fact.into(),
+        query: v.query.into(),
+        created: false,
+        create_error: None,
+        create_ms: None,
+        strategy: None,
+        rows: None,
+    };
+    match timed(client, &views::create_sql(v)).await {
+        Ok(d) => {
+            r.created = true;
+            r.create_ms = Some(ms(d));
+            r.strategy = scalar(
+                client,
+                &format!(
+                    "SELECT strategy FROM duckmv.views WHERE name = '{}'",
+                    v.name
+                ),
+            )
+            .await
+            .ok()
+            .flatten();
+            r.rows = scalar_i64(client, &format!("SELECT count(*) FROM {}", v.name))
+                .await
+                .ok();
+            eprintln!(
+                "[views] {} created in {:.0} ms, {} rows, strategy: {}",
+                v.name,
+                ms(d),
+                r.rows.unwrap_or(-1),
+                r.strategy.as_deref().unwrap_or("?")
+            );
+        }
+        Err(e) => {
+            eprintln!("[views] {} NOT created (skipped): {e}", v.name);
+            r.create_error = Some(e.to_string());
+        }
+    }
+    r
+}
+
+/// Whether the server has a setting that forces full refreshes (issue 6's `refresh_mode`).
+async fn probe_full_mode(client: &Client) -> bool {
+    if exec(client, "SET duckmv.refresh_mode = 'full'")
+        .await
+        .is_err()
+    {
+        return false;
+    }
+    let shown = scalar(client, "SHOW duckmv.refresh_mode")
+        .await
+        .ok()
+        .flatten();
+    let back = set_default_mode(client).await;
+    back && shown.as_deref().map(|s| s.eq_ignore_ascii_case("full")) == Some(true)
+}
+
+async fn set_default_mode(client: &Client) -> bool {
+    exec(client, "RESET duckmv.refresh_mode").await.is_ok()
+        || exec(client, "SET duckmv.refresh_mode = 'auto'")
+            .await
+            .is_ok()
+}
+
+impl Run<'_> {
+    /// Applies one batch of changes of `fraction` to lineitem and orders.
+    async fn apply_batch(&mut self, fraction: f64, salt: u64) -> Result<(Mix, Mix), BenchError> {
+        let lmix = Mix::of(changes::rows_for(fraction, self.sizes.lineitem));
+        let omix = Mix::of(changes::rows_for(fraction, self.sizes.orders));
+        let start = Instant::now();
+        for sql in changes::lineitem(&self.sizes, self.next_order, lmix, salt) {
+            exec(self.client, &sql).await?;
+        }
+        for sql in changes::orders(&self.sizes, self.next_order, omix, salt) {
+            exec(self.client, &sql).await?;
+        }
+        self.next_order += omix.inserts;
+        eprintln!(
+            "[change {}] {} lineitem + {} orders rows changed in {:.2}s",
+            percent(fraction),
+            lmix.total(),
+            omix.total(),
+            start.elapsed().as_secs_f64()
+        );
+        Ok((lmix, omix))
+    }
+
+    /// A view whose refresh failed is reported and no longer measured.
+    fn fail(&mut self, view: &str, what: String) {
+        eprintln!("!!!!!!!! {view}: {what}");
+        self.failures.push(format!("{view}: {what}"));
+        self.live.retain(|v| v.name != view);
+    }
+
+    async fn change_size(
+        &mut self,
+        si: usize,
+        fraction: f64,
+    ) -> Result<Vec<RefreshPoint>, BenchError> {
+        let mut points: Vec<RefreshPoint> = self
+            .live
+            .iter()
+            .map(|v| RefreshPoint {
+                view: v.name.into(),
+                fraction,
+                changed_rows: changes::rows_for(fraction, data::rows_of(v.fact, &self.sizes)),
+                incremental_ms: vec![],
+                incremental_median_ms: None,
+                full_ctas_ms: vec![],
+                full_ctas_median_ms: None,
+                full_refresh_ms: vec![],
+                full_refresh_median_ms: None,
+                full_median_ms: None,
+                full_method: if self.full_mode { "refresh" } else { "ctas" }.into(),
+                ratio: None,
+                oracle: "not checked".into(),
+            })
+            .collect();
+        for rep in 0..self.args.reps {
+            let salt = 1000 * (si as u64 + 1) + 10 * rep as u64;
+            self.apply_batch(fraction, salt).await?;
+            for v in self.live.clone() {
+                let p = points.iter_mut().find(|p| p.view == v.name).unwrap();
+                let refresh = format!("REFRESH MATERIALIZED VIEW {}", v.name);
+                match timed(self.client, &refresh).await {
+                    Ok(d) => p.incremental_ms.push(ms(d)),
+                    Err(e) => {
+                        p.oracle = format!("error: REFRESH failed: {e}");
+                        self.fail(
+                            v.name,
+                            format!("at {}: REFRESH failed: {e}", percent(fraction)),
+                        );
+                        continue;
+                    }
+                }
+                // The oracle once per view and change size, before any forced full refresh
+                // could repair the view.
+                if rep == 0 {
+                    match scalar_i64(self.client, &views::oracle_sql(&v)).await {
+                        Ok(0) => p.oracle = "pass".into(),
+                        Ok(n) => {
+                            p.oracle = format!("FAIL: {n} rows differ");
+                            self.fail(
+                                v.name,
+                                format!("at {}: oracle FAILED, {n} rows differ", percent(fraction)),
+                            );
+                        }
+                        Err(e) => {
+                            p.oracle = format!("error: {e}");
+                            self.fail(
+                                v.name,
+                                format!("at {}: oracle query failed: {e}", percent(fraction)),
+                            );
+                        }
+                    }
+                }
+            }
+            for v in self.live.clone() {
+                let p = points.iter_mut().find(|p| p.view == v.name).unwrap();
+                let [create, drop_table] = views::full_recompute_sql(&v);
+                let d = timed(self.client, &create).await?;
+                exec(self.client, &drop_table).await?;
+                p.full_ctas_ms.push(ms(d));
+            }
+            if self.full_mode {
+                // A fresh batch of the same size, so the forced full refresh has the same
+                // pending work as the incremental one had.
+                self.apply_batch(fraction, salt + 5).await?;
+                exec(self.client, "SET duckmv.refresh_mode = 'full'").await?;
+                for v in self.live.clone() {
+                    let p = points.iter_mut().find(|p| p.view == v.name).unwrap();
+                    let refresh = format!("REFRESH MATERIALIZED VIEW {}", v.name);
+                    match timed(self.client, &refresh).await {
+                        Ok(d) => p.full_refresh_ms.push(ms(d)),
+                        Err(e) => self.fail(
+                            v.name,
+                            format!("at {}: forced full REFRESH failed: {e}", percent(fraction)),
+                        ),
+                    }
+                }
+                set_default_mode(self.client).await;
+            }
+            for p in &points {
+                eprintln!(
+                    "[refresh {}] rep {}/{} {:<14} incremental {} ms, full {} ms",
+                    percent(fraction),
+                    rep + 1,
+                    self.args.reps,
+                    p.view,
+                    report::fmt_ms(p.incremental_ms.last().copied()),
+                    report::fmt_ms(p.full_refresh_ms.last().or(p.full_ctas_ms.last()).copied()),
+                );
+            }
+        }
+        for p in &mut points {
+            p.incremental_median_ms = median(&p.incremental_ms);
+            p.full_ctas_median_ms = median(&p.full_ctas_ms);
+            p.full_refresh_median_ms = median(&p.full_refresh_ms);
+            p.full_median_ms = p.full_refresh_median_ms.or(p.full_ctas_median_ms);
+            if p.full_refresh_median_ms.is_none() {
+                p.full_method = "ctas".into();
+            }
+            p.ratio = ratio(p.full_median_ms, p.incremental_median_ms);
+        }
+        Ok(points)
+    }
+
+    /// `REFRESH` with nothing pending, several times per view.
+    async fn noop_refreshes(&mut self) -> Result<Vec<Noop>, BenchError> {
+        const SAMPLES: usize = 11;
+        let mut out = Vec::new();
+        for v in self.live.clone() {
+            let refresh = format!("REFRESH MATERIALIZED VIEW {}", v.name);
+            // Consume anything still pending first.
+            if let Err(e) = exec(self.client, &refresh).await {
+                self.fail(v.name, format!("REFRESH failed: {e}"));
+                continue;
+            }
+            let mut samples = Vec::new();
+            for _ in 0..SAMPLES {
+                samples.push(ms(timed(self.client, &refresh).await?));
+            }
+            let m = median(&samples);
+            eprintln!("[noop] {:<14} {} ms", v.name, report::fmt_ms(m));
+            out.push(Noop {
+                view: v.name.into(),
+                samples_ms: samples,
+                median_ms: m,
+            });
+        }
+        Ok(out)
+    }
+}
+
+async fn measure_streaming(client: &Client, args: &Args) -> Result<Streaming, BenchError> {
+    let rows = args.stream_rows();
+    let mut wire = Vec::new();
+    let mut local = Vec::new();
+    for _ in 0..args.reps {
+        wire.push(stream::over_wire(client, rows).await?);
+        local.push(stream::in_process(rows)?);
+    }
+    // The median repetition by rate.
+    let pick = |mut v: Vec<stream::Rate>| {
+        v.sort_by(|a, b| a.rows_per_s.partial_cmp(&b.rows_per_s).unwrap());
+        v[v.len() / 2]
+    };
+    let (wire, in_process) = (pick(wire), pick(local));
+    if wire.rows != rows {
+        return Err(BenchError::Server(format!(
+            "streamed {} rows over the wire, expected {rows}",
+            wire.rows
+        )));
+    }
+    eprintln!(
+        "[stream] {rows} rows: wire {:.0} rows/s, in-process {:.0} rows/s",
+        wire.rows_per_s, in_process.rows_per_s
+    );
+    Ok(Streaming {
+        query: stream::query(rows),
+        wire,
+        in_process,
+        ratio: wire.rows_per_s / in_process.rows_per_s,
+    })
+}

@@ -1,0 +1,745 @@
+//! A thin, safe wrapper over DuckDB's C API.
+//!
+//! The `duckdb` crate's `Statement` cannot tell a prepared statement's
+//! parameter types or column names before it runs, which the PostgreSQL
+//! extended protocol needs (Describe comes before Execute), so the server
+//! talks to the C API directly. Results are handed out as Arrow record
+//! batches, one DuckDB chunk at a time, so they stream.
+
+use std::ffi::{CStr, CString};
+use std::os::raw::c_char;
+use std::ptr;
+use std::sync::{Arc, Mutex};
+
+use duckdb::arrow::array::{Array, Int64Array, RecordBatch, StructArray};
+use duckdb::arrow::ffi::{from_ffi, FFI_ArrowArray, FFI_ArrowSchema};
+use duckdb::ffi;
+
+use super::error::EngineError;
+use crate::types::{DuckType, ParamValue};
+
+/// An open DuckDB database. Connections keep it alive.
+pub struct Database {
+    raw: ffi::duckdb_database,
+}
+
+// SAFETY: a duckdb_database is internally synchronised; DuckDB documents it as
+// shareable between threads, one connection per thread.
+unsafe impl Send for Database {}
+unsafe impl Sync for Database {}
+
+impl Database {
+    /// Opens (creating when absent) the database at `path`; `:memory:` is
+    /// allowed. Extension auto-install/auto-load is off: the machine has no
+    /// network and a silent download attempt would only add latency.
+    pub fn open(path: &str) -> Result<Arc<Database>, EngineError> {
+        let c_path = CString::new(if path == ":memory:" { "" } else { path })
+            .map_err(|_| EngineError::internal("database path contains a NUL byte"))?;
+        unsafe {
+            let mut config: ffi::duckdb_config = ptr::null_mut();
+            if ffi::duckdb_create_config(&mut config) != ffi::DuckDBSuccess {
+                return Err(EngineError::internal("could not create DuckDB config"));
+            }
+            for (k, v) in [
+                ("autoinstall_known_extensions", "false"),
+                ("autoload_known_extensions", "false"),
+            ] {
+                let (k, v) = (CString::new(k).unwrap(), CString::new(v).unwrap());
+                ffi::duckdb_set_config(config, k.as_ptr(), v.as_ptr());
+            }
+            let mut db: ffi::duckdb_database = ptr::null_mut();
+            let mut err: *mut c_char = ptr::null_mut();
+            let rc = ffi::duckdb_open_ext(c_path.as_ptr(), &mut db, config, &mut err);
+            ffi::duckdb_destroy_config(&mut config);
+            if rc != ffi::DuckDBSuccess {
+                let msg = take_c_string(err).unwrap_or_else(|| "could not open database".into());
+                return Err(EngineError::new(msg, 0));
+            }
+            Ok(Arc::new(Database { raw: db }))
+        }
+    }
+
+    pub fn connect(self: &Arc<Self>) -> Result<Conn, EngineError> {
+        let mut raw: ffi::duckdb_connection = ptr::null_mut();
+        let rc = unsafe { ffi::duckdb_connect(self.raw, &mut raw) };
+        if rc != ffi::DuckDBSuccess {
+            return Err(EngineError::internal("could not connect to DuckDB"));
+        }
+        Ok(Conn {
+            raw,
+            interrupt: Arc::new(Interrupter {
+                raw: Mutex::new(RawConn(raw)),
+            }),
+            _db: self.clone(),
+        })
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        unsafe { ffi::duckdb_close(&mut self.raw) };
+    }
+}
+
+struct RawConn(ffi::duckdb_connection);
+// SAFETY: only used to call duckdb_interrupt, which DuckDB allows from any thread.
+unsafe impl Send for RawConn {}
+
+/// Interrupts the query running on one connection, from any thread.
+pub struct Interrupter {
+    raw: Mutex<RawConn>,
+}
+
+impl Interrupter {
+    pub fn interrupt(&self) {
+        let raw = self.raw.lock().unwrap();
+        if !raw.0.is_null() {
+            unsafe { ffi::duckdb_interrupt(raw.0) };
+        }
+    }
+}
+
+/// One DuckDB connection: its own transaction and prepared statements.
+pub struct Conn {
+    raw: ffi::duckdb_connection,
+    interrupt: Arc<Interrupter>,
+    _db: Arc<Database>,
+}
+
+// SAFETY: a connection is used by one thread at a time (the session worker
+// owns it); moving it between threads is allowed by DuckDB.
+unsafe impl Send for Conn {}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        self.interrupt.raw.lock().unwrap().0 = ptr::null_mut();
+        unsafe { ffi::duckdb_disconnect(&mut self.raw) };
+    }
+}
+
+/// What kind of statement DuckDB parsed (`duckdb_statement_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatementKind {
+    Select,
+    Insert,
+    Update,
+    Delete,
+    Explain,
+    Create,
+    Drop,
+    Alter,
+    Transaction,
+    Copy,
+    Set,
+    Pragma,
+    Call,
+    Merge,
+    Other,
+}
+
+impl StatementKind {
+    fn from_raw(t: u32) -> Self {
+        match t {
+            1 => Self::Select,
+            2 => Self::Insert,
+            3 => Self::Update,
+            4 => Self::Explain,
+            5 => Self::Delete,
+            7 | 14 => Self::Create,
+            9 => Self::Alter,
+            10 => Self::Transaction,
+            11 => Self::Copy,
+            13 | 20 => Self::Set,
+            15 => Self::Drop,
+            17 => Self::Pragma,
+            19 => Self::Call,
+            30 => Self::Merge,
+            _ => Self::Other,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Column {
+    pub name: String,
+    pub ty: DuckType,
+}
+
+/// A prepared statement with what Describe needs.
+pub struct Prepared {
+    raw: ffi::duckdb_prepared_statement,
+    pub kind: StatementKind,
+    pub params: Vec<DuckType>,
+    pub columns: Vec<Column>,
+}
+
+// SAFETY: owned by the session worker thread with its connection.
+unsafe impl Send for Prepared {}
+
+impl Drop for Prepared {
+    fn drop(&mut self) {
+        unsafe { ffi::duckdb_destroy_prepare(&mut self.raw) };
+    }
+}
+
+impl Conn {
+    pub fn interrupter(&self) -> Arc<Interrupter> {
+        self.interrupt.clone()
+    }
+
+    pub fn prepare(&self, sql: &str) -> Result<Prepared, EngineError> {
+        let c_sql = CString::new(sql)
+            .map_err(|_| EngineError::with_state("statement contains a NUL byte", "22021"))?;
+        unsafe {
+            let mut raw: ffi::duckdb_prepared_statement = ptr::null_mut();
+            let rc = ffi::duckdb_prepare(self.raw, c_sql.as_ptr(), &mut raw);
+            if rc != ffi::DuckDBSuccess {
+                let msg = borrow_c_string(ffi::duckdb_prepare_error(raw))
+                    .unwrap_or_else(|| "could not prepare statement".into());
+                ffi::duckdb_destroy_prepare(&mut raw);
+                return Err(EngineError::new(msg, 0));
+            }
+            let mut p = Prepared {
+                raw,
+                kind: StatementKind::from_raw(ffi::duckdb_prepared_statement_type(raw) as u32),
+                params: Vec::new(),
+                columns: Vec::new(),
+            };
+            let n = ffi::duckdb_nparams(raw);
+            for i in 1..=n {
+                let mut lt = ffi::duckdb_param_logical_type(raw, i);
+                let ty = if lt.is_null() {
+                    DuckType::Null
+                } else {
+                    let t = logical_to_duck(lt);
+                    ffi::duckdb_destroy_logical_type(&mut lt);
+                    t
+                };
+                p.params.push(ty);
+            }
+            let ncols = ffi::duckdb_prepared_statement_column_count(raw);
+            for i in 0..ncols {
+                let name = borrow_c_string(ffi::duckdb_prepared_statement_column_name(raw, i))
+                    .unwrap_or_default();
+                let mut lt = ffi::duckdb_prepared_statement_column_logical_type(raw, i);
+                let ty = if lt.is_null() {
+                    DuckType::Null
+                } else {
+                    let t = logical_to_duck(lt);
+                    ffi::duckdb_destroy_logical_type(&mut lt);
+                    t
+                };
+                p.columns.push(Column { name, ty });
+            }
+            Ok(p)
+        }
+    }
+
+    /// Runs a prepared statement (parameters already bound) and returns its
+    /// streaming result. A new statement on the same connection closes it.
+    pub fn execute(&self, p: &Prepared) -> Result<QueryResult, EngineError> {
+        unsafe {
+            let mut pending: ffi::duckdb_pending_result = ptr::null_mut();
+            if ffi::duckdb_pending_prepared_streaming(p.raw, &mut pending) != ffi::DuckDBSuccess {
+                let msg = borrow_c_string(ffi::duckdb_pending_error(pending))
+                    .unwrap_or_else(|| "could not execute statement".into());
+                ffi::duckdb_destroy_pending(&mut pending);
+                return Err(EngineError::new(msg, 0));
+            }
+            let mut result: ffi::duckdb_result = std::mem::zeroed();
+            let rc = ffi::duckdb_execute_pending(pending, &mut result);
+            ffi::duckdb_destroy_pending(&mut pending);
+            if rc != ffi::DuckDBSuccess {
+                let msg = borrow_c_string(ffi::duckdb_result_error(&mut result))
+                    .unwrap_or_else(|| "statement failed".into());
+                let kind = ffi::duckdb_result_error_type(&mut result) as u32;
+                ffi::duckdb_destroy_result(&mut result);
+                return Err(EngineError::new(msg, kind));
+            }
+            QueryResult::new(result)
+        }
+    }
+
+    /// Prepares and runs `sql` without parameters.
+    pub fn query(&self, sql: &str) -> Result<QueryResult, EngineError> {
+        let p = self.prepare(sql)?;
+        self.execute(&p)
+    }
+
+    /// Runs `sql` and returns the number of rows it changed (0 for others).
+    pub fn exec(&self, sql: &str) -> Result<u64, EngineError> {
+        let mut r = self.query(sql)?;
+        r.drain_changed_rows()
+    }
+
+    /// Runs a batch of statements separated by `;` (internal SQL only: no
+    /// results, no parameters).
+    pub fn exec_batch(&self, sql: &str) -> Result<(), EngineError> {
+        let c_sql = CString::new(sql).map_err(|_| EngineError::internal("NUL in SQL"))?;
+        unsafe {
+            let mut result: ffi::duckdb_result = std::mem::zeroed();
+            let rc = ffi::duckdb_query(self.raw, c_sql.as_ptr(), &mut result);
+            let out = if rc != ffi::DuckDBSuccess {
+                let msg = borrow_c_string(ffi::duckdb_result_error(&mut result))
+                    .unwrap_or_else(|| "statement failed".into());
+                let kind = ffi::duckdb_result_error_type(&mut result) as u32;
+                Err(EngineError::new(msg, kind))
+            } else {
+                Ok(())
+            };
+            ffi::duckdb_destroy_result(&mut result);
+            out
+        }
+    }
+}
+
+impl Prepared {
+    /// Binds parameter `idx` (1-based) with a value of the parameter's own
+    /// DuckDB type where one is known, so DuckDB does not re-plan the
+    /// statement for another type.
+    pub fn bind(&mut self, idx: usize, v: &ParamValue) -> Result<(), EngineError> {
+        let target = self.params.get(idx - 1).cloned().unwrap_or(DuckType::Null);
+        unsafe {
+            let rc = if let ParamValue::Null = v {
+                ffi::duckdb_bind_null(self.raw, idx as u64)
+            } else {
+                let mut val = make_value(v, &target)?;
+                let rc = ffi::duckdb_bind_value(self.raw, idx as u64, val);
+                ffi::duckdb_destroy_value(&mut val);
+                rc
+            };
+            if rc != ffi::DuckDBSuccess {
+                let msg = borrow_c_string(ffi::duckdb_prepare_error(self.raw))
+                    .unwrap_or_else(|| format!("could not bind parameter ${idx}"));
+                return Err(EngineError::with_state(msg, "22P02"));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn clear_bindings(&mut self) {
+        unsafe { ffi::duckdb_clear_bindings(self.raw) };
+    }
+}
+
+unsafe fn make_value(v: &ParamValue, target: &DuckType) -> Result<ffi::duckdb_value, EngineError> {
+    unsafe {
+        let val = match v {
+            ParamValue::Null => ffi::duckdb_create_null_value(),
+            ParamValue::Bool(b) => ffi::duckdb_create_bool(*b),
+            ParamValue::Int(i) => match target {
+                DuckType::TinyInt => ffi::duckdb_create_int8(narrow(*i)?),
+                DuckType::SmallInt => ffi::duckdb_create_int16(narrow(*i)?),
+                DuckType::Integer => ffi::duckdb_create_int32(narrow(*i)?),
+                DuckType::UTinyInt => ffi::duckdb_create_uint8(narrow(*i)?),
+                DuckType::USmallInt => ffi::duckdb_create_uint16(narrow(*i)?),
+                DuckType::UInteger => ffi::duckdb_create_uint32(narrow(*i)?),
+                DuckType::UBigInt => ffi::duckdb_create_uint64(narrow(*i)?),
+                DuckType::HugeInt => ffi::duckdb_create_hugeint(hugeint(*i as i128)),
+                DuckType::Double => ffi::duckdb_create_double(*i as f64),
+                DuckType::Float => ffi::duckdb_create_float(*i as f32),
+                DuckType::Decimal { width, scale } => {
+                    let value = (*i as i128)
+                        .checked_mul(10i128.pow(*scale as u32))
+                        .ok_or_else(|| {
+                            EngineError::with_state("numeric value out of range", "22003")
+                        })?;
+                    ffi::duckdb_create_decimal(ffi::duckdb_decimal {
+                        width: *width,
+                        scale: *scale,
+                        value: hugeint(value),
+                    })
+                }
+                _ => ffi::duckdb_create_int64(*i),
+            },
+            ParamValue::UInt(u) => ffi::duckdb_create_uint64(*u),
+            ParamValue::HugeInt(h) => ffi::duckdb_create_hugeint(hugeint(*h)),
+            ParamValue::Float(f) => ffi::duckdb_create_float(*f),
+            ParamValue::Double(d) => match target {
+                DuckType::Float => ffi::duckdb_create_float(*d as f32),
+                _ => ffi::duckdb_create_double(*d),
+            },
+            ParamValue::Decimal {
+                value,
+                width,
+                scale,
+            } => {
+                if *width > 38 {
+                    let s = decimal_text(*value, *scale);
+                    ffi::duckdb_create_varchar_length(s.as_ptr() as *const c_char, s.len() as u64)
+                } else {
+                    ffi::duckdb_create_decimal(ffi::duckdb_decimal {
+                        width: *width,
+                        scale: *scale,
+                        value: hugeint(*value),
+                    })
+                }
+            }
+            ParamValue::Text(s) => {
+                ffi::duckdb_create_varchar_length(s.as_ptr() as *const c_char, s.len() as u64)
+            }
+            ParamValue::Blob(b) => ffi::duckdb_create_blob(b.as_ptr(), b.len() as u64),
+            ParamValue::Date(d) => ffi::duckdb_create_date(ffi::duckdb_date { days: *d }),
+            ParamValue::Time(t) => ffi::duckdb_create_time(ffi::duckdb_time { micros: *t }),
+            ParamValue::Timestamp(t) => {
+                ffi::duckdb_create_timestamp(ffi::duckdb_timestamp { micros: *t })
+            }
+            ParamValue::TimestampTz(t) => {
+                ffi::duckdb_create_timestamp_tz(ffi::duckdb_timestamp { micros: *t })
+            }
+            ParamValue::Interval {
+                months,
+                days,
+                micros,
+            } => ffi::duckdb_create_interval(ffi::duckdb_interval {
+                months: *months,
+                days: *days,
+                micros: *micros,
+            }),
+            ParamValue::Uuid(u) => {
+                // DuckDB stores UUIDs as a hugeint with the top bit flipped;
+                // duckdb_create_uuid takes the plain 128-bit value.
+                ffi::duckdb_create_uuid(ffi::duckdb_uhugeint {
+                    lower: *u as u64,
+                    upper: (*u >> 64) as u64,
+                })
+            }
+            ParamValue::List(items) => {
+                let child = match target {
+                    DuckType::List(c) | DuckType::Array(c, _) => (**c).clone(),
+                    _ => DuckType::Varchar,
+                };
+                let mut vals = Vec::with_capacity(items.len());
+                for it in items {
+                    vals.push(make_value(it, &child)?);
+                }
+                let mut lt = duck_to_logical(&child);
+                let list = ffi::duckdb_create_list_value(lt, vals.as_mut_ptr(), vals.len() as u64);
+                ffi::duckdb_destroy_logical_type(&mut lt);
+                for mut v in vals {
+                    ffi::duckdb_destroy_value(&mut v);
+                }
+                list
+            }
+        };
+        if val.is_null() {
+            return Err(EngineError::with_state(
+                "could not convert parameter value",
+                "22P02",
+            ));
+        }
+        Ok(val)
+    }
+}
+
+fn narrow<T: TryFrom<i64>>(i: i64) -> Result<T, EngineError> {
+    T::try_from(i).map_err(|_| {
+        EngineError::with_state(
+            format!("value {i} is out of range for its parameter type"),
+            "22003",
+        )
+    })
+}
+
+fn hugeint(v: i128) -> ffi::duckdb_hugeint {
+    ffi::duckdb_hugeint {
+        lower: v as u64,
+        upper: (v >> 64) as i64,
+    }
+}
+
+fn decimal_text(value: i128, scale: u8) -> String {
+    let neg = value < 0;
+    let digits = value.unsigned_abs().to_string();
+    let scale = scale as usize;
+    let body = if scale == 0 {
+        digits
+    } else if digits.len() > scale {
+        format!(
+            "{}.{}",
+            &digits[..digits.len() - scale],
+            &digits[digits.len() - scale..]
+        )
+    } else {
+        format!("0.{}{}", "0".repeat(scale - digits.len()), digits)
+    };
+    if neg {
+        format!("-{body}")
+    } else {
+        body
+    }
+}
+
+/// Builds a DuckDB logical type for list parameters; composite element
+/// types are bound as VARCHAR and cast by DuckDB.
+unsafe fn duck_to_logical(t: &DuckType) -> ffi::duckdb_logical_type {
+    unsafe {
+        match t {
+            DuckType::List(c) | DuckType::Array(c, _) => {
+                let mut inner = duck_to_logical(c);
+                let l = ffi::duckdb_create_list_type(inner);
+                ffi::duckdb_destroy_logical_type(&mut inner);
+                l
+            }
+            DuckType::Decimal { width, scale } => ffi::duckdb_create_decimal_type(*width, *scale),
+            other => ffi::duckdb_create_logical_type(type_id_of(other)),
+        }
+    }
+}
+
+fn type_id_of(t: &DuckType) -> ffi::duckdb_type {
+    (match t {
+        DuckType::Boolean => 1,
+        DuckType::TinyInt => 2,
+        DuckType::SmallInt => 3,
+        DuckType::Integer => 4,
+        DuckType::BigInt => 5,
+        DuckType::UTinyInt => 6,
+        DuckType::USmallInt => 7,
+        DuckType::UInteger => 8,
+        DuckType::UBigInt => 9,
+        DuckType::Float => 10,
+        DuckType::Double => 11,
+        DuckType::Timestamp => 12,
+        DuckType::Date => 13,
+        DuckType::Time => 14,
+        DuckType::Interval => 15,
+        DuckType::HugeInt => 16,
+        DuckType::Blob => 18,
+        DuckType::TimestampS => 20,
+        DuckType::TimestampMs => 21,
+        DuckType::TimestampNs => 22,
+        DuckType::Uuid => 27,
+        DuckType::TimeTz => 30,
+        DuckType::TimestampTz => 31,
+        DuckType::UHugeInt => 32,
+        _ => 17,
+    }) as ffi::duckdb_type
+}
+
+/// Reads a DuckDB logical type into the server's description of it.
+pub(crate) unsafe fn logical_to_duck(lt: ffi::duckdb_logical_type) -> DuckType {
+    unsafe {
+        let alias = take_c_string(ffi::duckdb_logical_type_get_alias(lt));
+        if let Some(a) = &alias {
+            if a.eq_ignore_ascii_case("JSON") {
+                return DuckType::Json;
+            }
+        }
+        let child = |mut c: ffi::duckdb_logical_type| {
+            let t = logical_to_duck(c);
+            ffi::duckdb_destroy_logical_type(&mut c);
+            t
+        };
+        match ffi::duckdb_get_type_id(lt) as u32 {
+            1 => DuckType::Boolean,
+            2 => DuckType::TinyInt,
+            3 => DuckType::SmallInt,
+            4 => DuckType::Integer,
+            5 => DuckType::BigInt,
+            6 => DuckType::UTinyInt,
+            7 => DuckType::USmallInt,
+            8 => DuckType::UInteger,
+            9 => DuckType::UBigInt,
+            10 => DuckType::Float,
+            11 => DuckType::Double,
+            12 => DuckType::Timestamp,
+            13 => DuckType::Date,
+            14 | 39 => DuckType::Time,
+            15 => DuckType::Interval,
+            16 => DuckType::HugeInt,
+            17 | 37 => DuckType::Varchar,
+            18 => DuckType::Blob,
+            19 => DuckType::Decimal {
+                width: ffi::duckdb_decimal_width(lt),
+                scale: ffi::duckdb_decimal_scale(lt),
+            },
+            20 => DuckType::TimestampS,
+            21 => DuckType::TimestampMs,
+            22 => DuckType::TimestampNs,
+            23 => DuckType::Enum,
+            24 => DuckType::List(Box::new(child(ffi::duckdb_list_type_child_type(lt)))),
+            25 => {
+                let n = ffi::duckdb_struct_type_child_count(lt);
+                let mut fields = Vec::with_capacity(n as usize);
+                for i in 0..n {
+                    let name = take_c_string(ffi::duckdb_struct_type_child_name(lt, i))
+                        .unwrap_or_default();
+                    fields.push((name, child(ffi::duckdb_struct_type_child_type(lt, i))));
+                }
+                DuckType::Struct(fields)
+            }
+            26 => DuckType::Map(
+                Box::new(child(ffi::duckdb_map_type_key_type(lt))),
+                Box::new(child(ffi::duckdb_map_type_value_type(lt))),
+            ),
+            27 => DuckType::Uuid,
+            28 => {
+                let n = ffi::duckdb_union_type_member_count(lt);
+                let mut fields = Vec::with_capacity(n as usize);
+                for i in 0..n {
+                    let name = take_c_string(ffi::duckdb_union_type_member_name(lt, i))
+                        .unwrap_or_default();
+                    fields.push((name, child(ffi::duckdb_union_type_member_type(lt, i))));
+                }
+                DuckType::Union(fields)
+            }
+            29 => DuckType::Bit,
+            30 => DuckType::TimeTz,
+            31 | 42 => DuckType::TimestampTz,
+            32 => DuckType::UHugeInt,
+            33 => DuckType::Array(
+                Box::new(child(ffi::duckdb_array_type_child_type(lt))),
+                ffi::duckdb_array_type_array_size(lt) as usize,
+            ),
+            35 => DuckType::VarInt,
+            36 | 38 | 34 => DuckType::Null,
+            other => DuckType::Other(alias.unwrap_or_else(|| format!("type {other}"))),
+        }
+    }
+}
+
+/// A running statement's result, read chunk by chunk.
+pub struct QueryResult {
+    raw: ffi::duckdb_result,
+    arrow_options: ffi::duckdb_arrow_options,
+    schema: FFI_ArrowSchema,
+    pub columns: Vec<Column>,
+    /// True when the statement returns rows; false for a row count or nothing.
+    pub returns_rows: bool,
+    pub returns_count: bool,
+    done: bool,
+}
+
+// SAFETY: owned by the session worker thread with its connection.
+unsafe impl Send for QueryResult {}
+
+impl Drop for QueryResult {
+    fn drop(&mut self) {
+        unsafe {
+            ffi::duckdb_destroy_arrow_options(&mut self.arrow_options);
+            ffi::duckdb_destroy_result(&mut self.raw);
+        }
+    }
+}
+
+impl QueryResult {
+    unsafe fn new(mut raw: ffi::duckdb_result) -> Result<Self, EngineError> {
+        unsafe {
+            let rtype = ffi::duckdb_result_return_type(raw) as u32;
+            let n = ffi::duckdb_column_count(&mut raw);
+            let mut columns = Vec::with_capacity(n as usize);
+            let mut types = Vec::with_capacity(n as usize);
+            let mut names: Vec<*const c_char> = Vec::with_capacity(n as usize);
+            for i in 0..n {
+                let name_ptr = ffi::duckdb_column_name(&mut raw, i);
+                names.push(name_ptr);
+                let lt = ffi::duckdb_column_logical_type(&mut raw, i);
+                types.push(lt);
+                columns.push(Column {
+                    name: borrow_c_string(name_ptr).unwrap_or_default(),
+                    ty: logical_to_duck(lt),
+                });
+            }
+            let arrow_options = ffi::duckdb_result_get_arrow_options(&mut raw);
+            let mut schema = FFI_ArrowSchema::empty();
+            let err = ffi::duckdb_to_arrow_schema(
+                arrow_options,
+                types.as_mut_ptr(),
+                names.as_mut_ptr(),
+                n,
+                &mut schema as *mut _ as *mut ffi::ArrowSchema,
+            );
+            for mut lt in types {
+                ffi::duckdb_destroy_logical_type(&mut lt);
+            }
+            let r = QueryResult {
+                raw,
+                arrow_options,
+                schema,
+                columns,
+                returns_rows: rtype == 3,
+                returns_count: rtype == 1,
+                done: false,
+            };
+            if !err.is_null() {
+                let msg = borrow_c_string(ffi::duckdb_error_data_message(err))
+                    .unwrap_or_else(|| "Arrow schema conversion failed".into());
+                let mut err = err;
+                ffi::duckdb_destroy_error_data(&mut err);
+                return Err(EngineError::internal(msg));
+            }
+            Ok(r)
+        }
+    }
+
+    /// The next batch of rows, or None at the end.
+    pub fn next_batch(&mut self) -> Result<Option<RecordBatch>, EngineError> {
+        if self.done {
+            return Ok(None);
+        }
+        unsafe {
+            let mut chunk = ffi::duckdb_fetch_chunk(self.raw);
+            if chunk.is_null() || ffi::duckdb_data_chunk_get_size(chunk) == 0 {
+                if !chunk.is_null() {
+                    ffi::duckdb_destroy_data_chunk(&mut chunk);
+                }
+                self.done = true;
+                if let Some(msg) = borrow_c_string(ffi::duckdb_result_error(&mut self.raw)) {
+                    let kind = ffi::duckdb_result_error_type(&mut self.raw) as u32;
+                    return Err(EngineError::new(msg, kind));
+                }
+                return Ok(None);
+            }
+            let mut array = FFI_ArrowArray::empty();
+            let err = ffi::duckdb_data_chunk_to_arrow(
+                self.arrow_options,
+                chunk,
+                &mut array as *mut _ as *mut ffi::ArrowArray,
+            );
+            ffi::duckdb_destroy_data_chunk(&mut chunk);
+            if !err.is_null() {
+                let msg = borrow_c_string(ffi::duckdb_error_data_message(err))
+                    .unwrap_or_else(|| "Arrow conversion failed".into());
+                let mut err = err;
+                ffi::duckdb_destroy_error_data(&mut err);
+                return Err(EngineError::internal(msg));
+            }
+            let data = from_ffi(array, &self.schema)
+                .map_err(|e| EngineError::internal(format!("Arrow import failed: {e}")))?;
+            Ok(Some(RecordBatch::from(StructArray::from(data))))
+        }
+    }
+
+    /// For INSERT/UPDATE/DELETE without RETURNING: the number of rows changed.
+    pub fn drain_changed_rows(&mut self) -> Result<u64, EngineError> {
+        let mut n = 0u64;
+        let counts = self.returns_count;
+        while let Some(b) = self.next_batch()? {
+            if counts && b.num_columns() == 1 {
+                if let Some(a) = b.column(0).as_any().downcast_ref::<Int64Array>() {
+                    n += a.iter().flatten().map(|v| v as u64).sum::<u64>();
+                }
+            }
+        }
+        Ok(n)
+    }
+}
+
+unsafe fn borrow_c_string(p: *const c_char) -> Option<String> {
+    if p.is_null() {
+        None
+    } else {
+        Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+    }
+}
+
+/// Copies and frees a string that DuckDB allocated for the caller.
+unsafe fn take_c_string(p: *mut c_char) -> Option<String> {
+    if p.is_null() {
+        return None;
+    }
+    let s = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+    unsafe { ffi::duckdb_free(p as *mut _) };
+    Some(s)
+}

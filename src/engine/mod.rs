@@ -1,0 +1,8 @@
+//! The DuckDB database: opening it, connections, running SQL, and the errors
+//! it reports.
+
+pub mod duck;
+pub mod error;
+
+pub use duck::{Column, Conn, Database, Interrupter, Prepared, QueryResult, StatementKind};
+pub use error::EngineError;

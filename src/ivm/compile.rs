@@ -1,0 +1,1355 @@
+//! The view compiler: parses a definition once, at CREATE, decides how each part is maintained
+//! and produces a [`Plan`]. Shapes without an incremental rule get `Body::Full` and a reason that
+//! the CREATE notice and the catalog show.
+
+use std::collections::{BTreeSet, HashSet};
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{
+    Distinct, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Ident,
+    JoinConstraint, JoinOperator, ObjectName, ObjectNamePart, Query, Select, SelectItem,
+    SelectItemQualifiedWildcardKind, SetExpr, SetOperator, SetQuantifier, Statement, TableFactor,
+    Visit, VisitMut, Visitor, VisitorMut,
+};
+use sqlparser::dialect::GenericDialect;
+use sqlparser::parser::Parser;
+
+use super::catalog;
+use super::plan::{
+    AggFn, AggKind, Aggregate, Block, Body, Item, ItemFrom, Plan, Rel, Source, SourceKind,
+};
+use super::text::{ident, sanitize};
+use super::{IvmError, Sql};
+
+/// Joins wider than this are recomputed: inclusion–exclusion needs 2ⁿ−1 terms.
+const MAX_JOIN_INPUTS: usize = 8;
+
+/// Result of compiling: the plan and, for full-recompute views, the reason for the notice.
+pub struct Compiled {
+    pub plan: Plan,
+    pub full_reason: Option<String>,
+}
+
+/// Why the analysis stopped: either the shape is not incremental (full recompute) or the
+/// database refused a lookup.
+enum Stop {
+    Full(String),
+    Err(IvmError),
+}
+
+impl From<super::SqlError> for Stop {
+    fn from(e: super::SqlError) -> Self {
+        Stop::Err(IvmError::Db(e))
+    }
+}
+
+impl From<IvmError> for Stop {
+    fn from(e: IvmError) -> Self {
+        Stop::Err(e)
+    }
+}
+
+type R<T> = Result<T, Stop>;
+
+fn full<T>(reason: impl Into<String>) -> R<T> {
+    Err(Stop::Full(reason.into()))
+}
+
+/// Compiles `query` (already validated by DuckDB, whose output names and types are given).
+pub fn compile(
+    db: &mut dyn Sql,
+    id: i64,
+    query: &str,
+    columns: Vec<String>,
+    types: Vec<String>,
+) -> Result<Compiled, IvmError> {
+    let parsed = Parser::parse_sql(&GenericDialect {}, query);
+    let statement = match parsed {
+        Ok(mut stmts) if stmts.len() == 1 => stmts.pop(),
+        _ => None,
+    };
+    let Some(Statement::Query(q)) = statement else {
+        let plan = full_plan(
+            db,
+            id,
+            query,
+            None,
+            columns,
+            types,
+            "syntax duckmv cannot analyse",
+        )?;
+        return Ok(Compiled {
+            plan,
+            full_reason: Some("syntax duckmv cannot analyse".into()),
+        });
+    };
+    let mut an = Analyzer::new(db, id)?;
+    match an.top(&q, columns.len()) {
+        Ok(body) => {
+            let strategy = format!("incremental: {}", an.describe(&body));
+            let sources = an.sources;
+            let mut plan = Plan {
+                id,
+                columns,
+                types,
+                sources,
+                body,
+                strategy,
+            };
+            if let Body::Aggregate(a) = &mut plan.body {
+                finish_output(a, &plan.columns, &plan.types);
+            }
+            Ok(Compiled {
+                plan,
+                full_reason: None,
+            })
+        }
+        Err(Stop::Err(e)) => Err(e),
+        Err(Stop::Full(reason)) => {
+            let plan = full_plan(an.db, id, query, Some(&q), columns, types, &reason)?;
+            Ok(Compiled {
+                plan,
+                full_reason: Some(reason),
+            })
+        }
+    }
+}
+
+/// A full-recompute plan; its sources are still recorded so dropping a table it reads is refused.
+fn full_plan(
+    db: &mut dyn Sql,
+    id: i64,
+    query: &str,
+    parsed: Option<&Query>,
+    columns: Vec<String>,
+    types: Vec<String>,
+    reason: &str,
+) -> Result<Plan, IvmError> {
+    let mut sources: Vec<Source> = Vec::new();
+    if let Some(q) = parsed {
+        let mut ctes = HashSet::new();
+        let _ = q.visit(&mut CteNames(&mut ctes));
+        let mut names = Vec::new();
+        let _ = sqlparser::ast::visit_relations(q, |r: &ObjectName| {
+            names.push(r.clone());
+            ControlFlow::<()>::Continue(())
+        });
+        for n in names {
+            let parts = name_parts(&n);
+            if parts.len() == 1 && ctes.contains(&parts[0].to_lowercase()) {
+                continue;
+            }
+            if let Some(src) = resolve(db, &parts)? {
+                if !sources
+                    .iter()
+                    .any(|s| s.schema == src.schema && s.name == src.name)
+                {
+                    sources.push(src);
+                }
+            }
+        }
+    }
+    Ok(Plan {
+        id,
+        columns,
+        types,
+        sources,
+        body: Body::Full {
+            query: query.to_string(),
+        },
+        strategy: format!("full: {reason}"),
+    })
+}
+
+struct CteNames<'a>(&'a mut HashSet<String>);
+impl Visitor for CteNames<'_> {
+    type Break = ();
+    fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
+        if let Some(w) = &q.with {
+            for c in &w.cte_tables {
+                self.0.insert(c.alias.name.value.to_lowercase());
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+fn name_parts(n: &ObjectName) -> Vec<String> {
+    n.0.iter()
+        .map(|p| match p {
+            ObjectNamePart::Identifier(i) => i.value.clone(),
+            ObjectNamePart::Function(f) => f.name.value.clone(),
+        })
+        .collect()
+}
+
+/// Looks a table name up: a materialized view of ours, or a base table. Anything else (plain
+/// views, table functions) is not a source we can capture.
+fn resolve(db: &mut dyn Sql, parts: &[String]) -> Result<Option<Source>, IvmError> {
+    let (schema, name) = match parts {
+        [n] => ("main".to_string(), n.clone()),
+        [s, n] | [_, s, n] => (s.clone(), n.clone()),
+        _ => return Ok(None),
+    };
+    if let Some(v) = catalog::find_view(db, &schema, &name)? {
+        return Ok(Some(Source {
+            schema: v.schema.clone(),
+            name: v.name.clone(),
+            kind: SourceKind::View,
+            view_id: Some(v.id),
+            columns: v.plan.columns.clone(),
+            relation: super::plan::output_view(v.id),
+            delta: None,
+        }));
+    }
+    let rows = db.query(&format!(
+        "SELECT table_schema, table_name FROM information_schema.tables WHERE lower(table_schema) = lower({}) \
+         AND lower(table_name) = lower({}) AND table_type = 'BASE TABLE'",
+        super::text::lit(&schema),
+        super::text::lit(&name)
+    ))?;
+    let Some(row) = rows.into_iter().next() else {
+        return Ok(None);
+    };
+    let (schema, name) = (
+        row[0].clone().unwrap_or_default(),
+        row[1].clone().unwrap_or_default(),
+    );
+    let cols = db.query(&format!(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = {} AND table_name = {} \
+         ORDER BY ordinal_position",
+        super::text::lit(&schema),
+        super::text::lit(&name)
+    ))?;
+    Ok(Some(Source {
+        relation: super::text::qualified(&schema, &name),
+        schema,
+        name,
+        kind: SourceKind::Table,
+        view_id: None,
+        columns: cols
+            .into_iter()
+            .map(|r| r[0].clone().unwrap_or_default())
+            .collect(),
+        delta: None,
+    }))
+}
+
+/// Aggregates a block refers to, with their state slots and argument columns.
+#[derive(Default)]
+struct AggCollector {
+    aggs: Vec<(String, AggFn)>,
+    args: Vec<String>,
+}
+
+struct Analyzer<'a> {
+    db: &'a mut dyn Sql,
+    id: i64,
+    sources: Vec<Source>,
+    aggregates: HashSet<String>,
+    volatile: HashSet<String>,
+    features: BTreeSet<&'static str>,
+    subquery_count: usize,
+}
+
+type Scope = Vec<(String, Query)>;
+
+/// What one SELECT block reads and filters, before its select list is interpreted.
+struct BlockFrom {
+    items: Vec<Item>,
+    columns: Vec<Vec<String>>,
+    filter: Option<String>,
+}
+
+impl<'a> Analyzer<'a> {
+    fn new(db: &'a mut dyn Sql, id: i64) -> Result<Self, IvmError> {
+        // Which function names are aggregates and which are not deterministic comes from DuckDB
+        // itself, so user macros and extension functions are classified too.
+        let rows = db.query(
+            "SELECT DISTINCT lower(function_name), function_type = 'aggregate' FROM duckdb_functions() \
+             WHERE function_type = 'aggregate' OR stability IN ('VOLATILE', 'CONSISTENT_WITHIN_QUERY')",
+        )?;
+        let mut aggregates = HashSet::new();
+        let mut volatile: HashSet<String> = [
+            "current_timestamp",
+            "current_date",
+            "current_time",
+            "localtimestamp",
+            "localtime",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect();
+        for r in rows {
+            let name = r[0].clone().unwrap_or_default();
+            if r[1].as_deref() == Some("true") {
+                aggregates.insert(name);
+            } else {
+                volatile.insert(name);
+            }
+        }
+        Ok(Analyzer {
+            db,
+            id,
+            sources: Vec::new(),
+            aggregates,
+            volatile,
+            features: BTreeSet::new(),
+            subquery_count: 0,
+        })
+    }
+
+    fn describe(&self, body: &Body) -> String {
+        let kind = match body {
+            Body::Full { .. } => "full".to_string(),
+            Body::Bag { distinct: true, .. } => "distinct".to_string(),
+            Body::Bag {
+                distinct: false, ..
+            } => "projection".to_string(),
+            Body::Aggregate(a) => {
+                let mut names: Vec<&str> = a
+                    .aggs
+                    .iter()
+                    .map(|f| match f.kind {
+                        AggKind::CountStar | AggKind::Count => "count",
+                        AggKind::Sum => "sum",
+                        AggKind::Avg => "avg",
+                        AggKind::Min => "min",
+                        AggKind::Max => "max",
+                    })
+                    .collect();
+                names.dedup();
+                let names: BTreeSet<&str> = names.into_iter().collect();
+                let names: Vec<&str> = names.into_iter().collect();
+                format!("aggregate({})", names.join(","))
+            }
+        };
+        let mut over: Vec<&str> = self.features.iter().copied().collect();
+        if over.is_empty() {
+            over.push("one table");
+        }
+        format!("{kind} over {}", over.join(", "))
+    }
+
+    /// The whole definition.
+    fn top(&mut self, q: &Query, ncols: usize) -> R<Body> {
+        let scope = self.query_scope(q, &Vec::new())?;
+        match q.body.as_ref() {
+            SetExpr::Select(s) if self.is_aggregate(s) => {
+                Ok(Body::Aggregate(self.aggregate(s, &scope)?))
+            }
+            SetExpr::Select(s) => {
+                let distinct = matches!(s.distinct, Some(Distinct::Distinct));
+                let names = super::plan::positional(ncols);
+                let block = self.spj(s, &scope, Some(names))?;
+                Ok(Body::Bag {
+                    rel: Rel::Block(block),
+                    distinct,
+                })
+            }
+            SetExpr::SetOperation {
+                op: SetOperator::Union,
+                set_quantifier,
+                ..
+            } => {
+                let distinct = match set_quantifier {
+                    SetQuantifier::All => false,
+                    SetQuantifier::Distinct | SetQuantifier::None => true,
+                    _ => return full("UNION BY NAME"),
+                };
+                let names = super::plan::positional(ncols);
+                let rel = self.union(q.body.as_ref(), &scope, distinct, &names)?;
+                Ok(Body::Bag { rel, distinct })
+            }
+            SetExpr::SetOperation { op, .. } => full(format!("{op}").to_uppercase()),
+            SetExpr::Query(inner) if q.with.is_none() => self.top(inner, ncols),
+            _ => full("this kind of query"),
+        }
+    }
+
+    /// Checks the clauses around a query body and returns the CTEs it defines, inlined later
+    /// wherever they are referenced.
+    fn query_scope(&mut self, q: &Query, outer: &Scope) -> R<Scope> {
+        if q.order_by.is_some() {
+            return full("ORDER BY");
+        }
+        if q.limit_clause.is_some() || q.fetch.is_some() {
+            return full("LIMIT");
+        }
+        if !q.locks.is_empty()
+            || q.for_clause.is_some()
+            || q.settings.is_some()
+            || !q.pipe_operators.is_empty()
+        {
+            return full("this query clause");
+        }
+        let mut scope = outer.clone();
+        if let Some(w) = &q.with {
+            if w.recursive {
+                return full("WITH RECURSIVE");
+            }
+            for cte in &w.cte_tables {
+                if !cte.alias.columns.is_empty() {
+                    return full("a CTE with a column list");
+                }
+                scope.push((cte.alias.name.value.to_lowercase(), (*cte.query).clone()));
+            }
+            self.features.insert("CTE");
+        }
+        Ok(scope)
+    }
+
+    fn union(&mut self, body: &SetExpr, scope: &Scope, distinct: bool, names: &[String]) -> R<Rel> {
+        let mut branches = Vec::new();
+        self.union_branches(body, distinct, &mut branches)?;
+        self.features
+            .insert(if distinct { "UNION" } else { "UNION ALL" });
+        let mut rels = Vec::new();
+        for b in branches {
+            match b {
+                SetExpr::Select(s) => {
+                    if self.is_aggregate(s) || s.distinct.is_some() {
+                        return full("an aggregate or DISTINCT inside UNION");
+                    }
+                    rels.push(Rel::Block(self.spj(s, scope, Some(names.to_vec()))?));
+                }
+                SetExpr::Query(q) => {
+                    let inner = self.query_scope(q, scope)?;
+                    rels.push(self.union(q.body.as_ref(), &inner, false, names)?);
+                }
+                _ => return full("this kind of UNION branch"),
+            }
+        }
+        Ok(Rel::Union(rels))
+    }
+
+    fn union_branches<'q>(
+        &self,
+        e: &'q SetExpr,
+        distinct: bool,
+        out: &mut Vec<&'q SetExpr>,
+    ) -> R<()> {
+        match e {
+            SetExpr::SetOperation {
+                op: SetOperator::Union,
+                set_quantifier,
+                left,
+                right,
+            } => {
+                let this = match set_quantifier {
+                    SetQuantifier::All => false,
+                    SetQuantifier::Distinct | SetQuantifier::None => true,
+                    _ => return full("UNION BY NAME"),
+                };
+                if this != distinct {
+                    return full("a mix of UNION and UNION ALL");
+                }
+                self.union_branches(left, distinct, out)?;
+                self.union_branches(right, distinct, out)
+            }
+            SetExpr::SetOperation { op, .. } => full(format!("{op}").to_uppercase()),
+            other => {
+                out.push(other);
+                Ok(())
+            }
+        }
+    }
+
+    /// A subquery or CTE used as a FROM item: select-project-join blocks and UNION ALL only.
+    fn sub(&mut self, q: &Query, scope: &Scope) -> R<(Rel, Vec<String>)> {
+        let scope = self.query_scope(q, scope)?;
+        self.features.insert("subquery");
+        let rel = match q.body.as_ref() {
+            SetExpr::Select(s) => {
+                if self.is_aggregate(s) {
+                    return full("an aggregate inside a subquery");
+                }
+                if s.distinct.is_some() {
+                    return full("DISTINCT inside a subquery");
+                }
+                Rel::Block(self.spj(s, &scope, None)?)
+            }
+            SetExpr::SetOperation {
+                op: SetOperator::Union,
+                set_quantifier: SetQuantifier::All,
+                ..
+            } => {
+                let mut branches = Vec::new();
+                self.union_branches(q.body.as_ref(), false, &mut branches)?;
+                let mut rels = Vec::new();
+                let mut names: Option<Vec<String>> = None;
+                for b in branches {
+                    let SetExpr::Select(s) = b else {
+                        return full("this kind of UNION branch");
+                    };
+                    if self.is_aggregate(s) || s.distinct.is_some() {
+                        return full("an aggregate or DISTINCT inside UNION");
+                    }
+                    let block = self.spj(s, &scope, names.clone())?;
+                    names.get_or_insert_with(|| block.names.clone());
+                    rels.push(Rel::Block(block));
+                }
+                self.features.insert("UNION ALL");
+                Rel::Union(rels)
+            }
+            SetExpr::Query(inner) => return self.sub(inner, &scope),
+            SetExpr::SetOperation { op, .. } => return full(format!("{op}").to_uppercase()),
+            _ => return full("this kind of subquery"),
+        };
+        let names = match &rel {
+            Rel::Block(b) => b.names.clone(),
+            Rel::Union(parts) => match &parts[0] {
+                Rel::Block(b) => b.names.clone(),
+                Rel::Union(_) => return full("nested UNION"),
+            },
+        };
+        Ok((rel, names))
+    }
+
+    fn is_aggregate(&self, s: &Select) -> bool {
+        let grouped = match &s.group_by {
+            GroupByExpr::All(_) => true,
+            GroupByExpr::Expressions(e, _) => !e.is_empty(),
+        };
+        if grouped || s.having.is_some() {
+            return true;
+        }
+        let mut found = false;
+        let _ = s.projection.visit(&mut FnVisitor(|e: &Expr| {
+            if let Expr::Function(f) = e {
+                if f.over.is_none() && self.aggregates.contains(&fn_name(&f.name)) {
+                    found = true;
+                }
+            }
+        }));
+        found
+    }
+
+    /// Clauses of a SELECT block that have no incremental rule.
+    fn check_select(&self, s: &Select) -> R<()> {
+        if let Some(Distinct::On(_)) = &s.distinct {
+            return full("DISTINCT ON");
+        }
+        if s.top.is_some() || s.into.is_some() {
+            return full("TOP / INTO");
+        }
+        if !s.lateral_views.is_empty() || s.prewhere.is_some() || !s.connect_by.is_empty() {
+            return full("this SELECT clause");
+        }
+        if !s.cluster_by.is_empty() || !s.distribute_by.is_empty() || !s.sort_by.is_empty() {
+            return full("this SELECT clause");
+        }
+        if !s.named_window.is_empty() {
+            return full("a window function");
+        }
+        if s.qualify.is_some() {
+            return full("QUALIFY");
+        }
+        if s.value_table_mode.is_some() || s.exclude.is_some() || s.select_modifiers.is_some() {
+            return full("this SELECT clause");
+        }
+        Ok(())
+    }
+
+    /// Rejects expressions without an incremental rule: subqueries, window functions,
+    /// non-deterministic functions and (unless `aggregates_ok`) aggregates.
+    fn check_expr<V: Visit>(&self, e: &V, aggregates_ok: bool) -> R<()> {
+        let mut v = ExprCheck {
+            an: self,
+            aggregates_ok,
+            reason: None,
+        };
+        let _ = e.visit(&mut v);
+        match v.reason {
+            Some(r) => full(r),
+            None => Ok(()),
+        }
+    }
+
+    /// FROM and WHERE of a block: inner/cross joins of tables, views and subqueries.
+    fn from(&mut self, s: &Select, scope: &Scope) -> R<BlockFrom> {
+        if s.from.is_empty() {
+            return full("a query without FROM");
+        }
+        let mut out = BlockFrom {
+            items: Vec::new(),
+            columns: Vec::new(),
+            filter: None,
+        };
+        let mut preds: Vec<String> = Vec::new();
+        for twj in &s.from {
+            self.factor(&twj.relation, scope, &mut out)?;
+            for j in &twj.joins {
+                let constraint = match &j.join_operator {
+                    JoinOperator::Join(c) | JoinOperator::Inner(c) => c,
+                    JoinOperator::CrossJoin(c) => c,
+                    JoinOperator::Left(_) | JoinOperator::LeftOuter(_) => return full("LEFT JOIN"),
+                    JoinOperator::Right(_) | JoinOperator::RightOuter(_) => {
+                        return full("RIGHT JOIN")
+                    }
+                    JoinOperator::FullOuter(_) => return full("FULL JOIN"),
+                    JoinOperator::Semi(_)
+                    | JoinOperator::LeftSemi(_)
+                    | JoinOperator::RightSemi(_) => return full("SEMI JOIN"),
+                    JoinOperator::Anti(_)
+                    | JoinOperator::LeftAnti(_)
+                    | JoinOperator::RightAnti(_) => return full("ANTI JOIN"),
+                    JoinOperator::AsOf { .. } => return full("ASOF JOIN"),
+                    _ => return full("this kind of join"),
+                };
+                match constraint {
+                    JoinConstraint::On(e) => {
+                        self.check_expr(e, false)?;
+                        preds.push(format!("({e})"));
+                    }
+                    JoinConstraint::None => {}
+                    JoinConstraint::Natural => return full("NATURAL JOIN"),
+                    _ => return full("JOIN ... USING"),
+                }
+                self.factor(&j.relation, scope, &mut out)?;
+            }
+        }
+        if out.items.len() > MAX_JOIN_INPUTS {
+            return full(format!("a join of more than {MAX_JOIN_INPUTS} relations"));
+        }
+        if out.items.len() > 1 {
+            self.features.insert("inner join");
+        }
+        if let Some(w) = &s.selection {
+            self.check_expr(w, false)?;
+            preds.push(format!("({w})"));
+        }
+        if !preds.is_empty() {
+            out.filter = Some(preds.join(" AND "));
+        }
+        Ok(out)
+    }
+
+    fn factor(&mut self, f: &TableFactor, scope: &Scope, out: &mut BlockFrom) -> R<()> {
+        match f {
+            TableFactor::Table {
+                name,
+                alias,
+                args: None,
+                with_hints,
+                version: None,
+                sample: None,
+                ..
+            } if with_hints.is_empty() => {
+                if alias.as_ref().is_some_and(|a| !a.columns.is_empty()) {
+                    return full("a table alias with a column list");
+                }
+                let parts = name_parts(name);
+                let alias_name = alias
+                    .as_ref()
+                    .map(|a| a.name.value.clone())
+                    .unwrap_or_else(|| parts.last().cloned().unwrap_or_default());
+                if parts.len() == 1 {
+                    let lower = parts[0].to_lowercase();
+                    if let Some(pos) = scope.iter().rposition(|(n, _)| *n == lower) {
+                        let (_, cte) = &scope[pos];
+                        let inner: Scope = scope[..pos].to_vec();
+                        let (rel, cols) = self.sub(&cte.clone(), &inner)?;
+                        out.items.push(Item {
+                            alias: ident(&alias_name),
+                            from: ItemFrom::Sub(Box::new(rel)),
+                        });
+                        out.columns.push(cols);
+                        return Ok(());
+                    }
+                }
+                let Some(src) = resolve(self.db, &parts)? else {
+                    return full(format!(
+                        "a reference to {name}, which is not a base table or materialized view"
+                    ));
+                };
+                if src.kind == SourceKind::View {
+                    self.features.insert("materialized view");
+                }
+                let idx = match self
+                    .sources
+                    .iter()
+                    .position(|s| s.schema == src.schema && s.name == src.name)
+                {
+                    Some(i) => i,
+                    None => {
+                        let mut src = src;
+                        let base = format!("d_{}_{}", self.id, sanitize(&src.name));
+                        let mut delta = base.clone();
+                        let mut k = 1;
+                        while self
+                            .sources
+                            .iter()
+                            .any(|s| s.delta.as_deref() == Some(&format!("_duckmv.{delta}")))
+                        {
+                            k += 1;
+                            delta = format!("{base}_{k}");
+                        }
+                        src.delta = Some(format!("_duckmv.{delta}"));
+                        self.sources.push(src);
+                        self.sources.len() - 1
+                    }
+                };
+                out.columns.push(self.sources[idx].columns.clone());
+                out.items.push(Item {
+                    alias: ident(&alias_name),
+                    from: ItemFrom::Source(idx),
+                });
+                Ok(())
+            }
+            TableFactor::Derived {
+                lateral: false,
+                subquery,
+                alias,
+                sample: None,
+            } => {
+                if alias.as_ref().is_some_and(|a| !a.columns.is_empty()) {
+                    return full("a subquery alias with a column list");
+                }
+                let (rel, cols) = self.sub(subquery, scope)?;
+                self.subquery_count += 1;
+                let alias_name = alias
+                    .as_ref()
+                    .map(|a| a.name.value.clone())
+                    .unwrap_or_else(|| format!("_mv_sq{}", self.subquery_count));
+                out.items.push(Item {
+                    alias: ident(&alias_name),
+                    from: ItemFrom::Sub(Box::new(rel)),
+                });
+                out.columns.push(cols);
+                Ok(())
+            }
+            TableFactor::Derived { lateral: true, .. } => full("LATERAL"),
+            TableFactor::NestedJoin { .. } => full("a parenthesized join"),
+            TableFactor::Table { args: Some(_), .. }
+            | TableFactor::Function { .. }
+            | TableFactor::TableFunction { .. } => full("a table function"),
+            _ => full("this kind of FROM item"),
+        }
+    }
+
+    /// Expands `*` and `t.*` against the FROM items' columns; other items keep their expression
+    /// and optional alias.
+    fn projection(&self, s: &Select, from: &BlockFrom) -> R<Vec<(String, Option<String>)>> {
+        let mut out = Vec::new();
+        for item in &s.projection {
+            match item {
+                SelectItem::UnnamedExpr(e) => {
+                    self.check_expr(e, false)?;
+                    // DuckDB names a bare column after the column; other expressions it names
+                    // itself (asked later, only if needed).
+                    let name = match e {
+                        Expr::Identifier(i) => Some(i.value.clone()),
+                        Expr::CompoundIdentifier(parts) => parts.last().map(|i| i.value.clone()),
+                        _ => None,
+                    };
+                    out.push((e.to_string(), name));
+                }
+                SelectItem::ExprWithAlias { expr, alias } => {
+                    self.check_expr(expr, false)?;
+                    out.push((expr.to_string(), Some(alias.value.clone())));
+                }
+                SelectItem::Wildcard(opts) => {
+                    if !plain_wildcard(opts) {
+                        return full("* with EXCLUDE/REPLACE");
+                    }
+                    for (it, cols) in from.items.iter().zip(&from.columns) {
+                        for c in cols {
+                            out.push((format!("{}.{}", it.alias, ident(c)), Some(c.clone())));
+                        }
+                    }
+                }
+                SelectItem::QualifiedWildcard(
+                    SelectItemQualifiedWildcardKind::ObjectName(n),
+                    opts,
+                ) => {
+                    if !plain_wildcard(opts) {
+                        return full("* with EXCLUDE/REPLACE");
+                    }
+                    let parts = name_parts(n);
+                    let want = ident(parts.last().map(String::as_str).unwrap_or(""));
+                    let Some(pos) = from
+                        .items
+                        .iter()
+                        .position(|it| it.alias.to_lowercase() == want.to_lowercase())
+                    else {
+                        return full("a qualified * duckmv cannot resolve");
+                    };
+                    for c in &from.columns[pos] {
+                        out.push((
+                            format!("{}.{}", from.items[pos].alias, ident(c)),
+                            Some(c.clone()),
+                        ));
+                    }
+                }
+                _ => return full("this kind of select item"),
+            }
+        }
+        Ok(out)
+    }
+
+    /// A select-project-join block. `names` fixes the output names (the top level uses
+    /// positional `c1..cn`); otherwise they are DuckDB's own names for the select list.
+    fn spj(&mut self, s: &Select, scope: &Scope, names: Option<Vec<String>>) -> R<Block> {
+        self.check_select(s)?;
+        let from = self.from(s, scope)?;
+        let proj = self.projection(s, &from)?;
+        let select: Vec<String> = proj.iter().map(|(e, _)| e.clone()).collect();
+        let names = match names {
+            Some(n) if n.len() == select.len() => n,
+            Some(_) => return full("a select list duckmv cannot match to the view's columns"),
+            None => {
+                if proj.iter().all(|(_, a)| a.is_some()) {
+                    proj.iter().map(|(_, a)| a.clone().unwrap()).collect()
+                } else {
+                    // DuckDB names unaliased expressions itself; ask it rather than guess.
+                    let unaliased: Vec<String> = proj
+                        .iter()
+                        .map(|(e, a)| match a {
+                            Some(a) => format!("{e} AS {}", ident(a)),
+                            None => e.clone(),
+                        })
+                        .collect();
+                    let items: Vec<String> = from
+                        .items
+                        .iter()
+                        .map(|it| super::plan::item_cur(&self.sources, it))
+                        .collect();
+                    let mut sql = format!(
+                        "DESCRIBE SELECT {} FROM {}",
+                        unaliased.join(", "),
+                        items.join(", ")
+                    );
+                    if let Some(f) = &from.filter {
+                        sql.push_str(&format!(" WHERE {f}"));
+                    }
+                    let rows = self.db.query(&sql)?;
+                    rows.into_iter()
+                        .map(|r| r[0].clone().unwrap_or_default())
+                        .collect()
+                }
+            }
+        };
+        Ok(Block {
+            items: from.items,
+            select,
+            names,
+            filter: from.filter,
+        })
+    }
+
+    /// GROUP BY / ungrouped aggregation over a select-project-join input.
+    fn aggregate(&mut self, s: &Select, scope: &Scope) -> R<Aggregate> {
+        self.check_select(s)?;
+        if s.distinct.is_some() {
+            return full("DISTINCT with aggregates");
+        }
+        let from = self.from(s, scope)?;
+        let group_exprs: Vec<Expr> = match &s.group_by {
+            GroupByExpr::Expressions(e, mods) if mods.is_empty() => e.clone(),
+            GroupByExpr::All(_) => return full("GROUP BY ALL"),
+            _ => return full("GROUP BY modifiers"),
+        };
+        // Positional and alias GROUP BY refer to the select list.
+        let mut groups: Vec<String> = Vec::new();
+        for g in &group_exprs {
+            if matches!(g, Expr::GroupingSets(_) | Expr::Cube(_) | Expr::Rollup(_)) {
+                return full("GROUPING SETS / CUBE / ROLLUP");
+            }
+            self.check_expr(g, false)?;
+            let resolved = match g {
+                Expr::Value(v) => {
+                    let sqlparser::ast::Value::Number(n, _) = &v.value else {
+                        return full("a constant GROUP BY key");
+                    };
+                    let idx: usize = n
+                        .to_string()
+                        .parse()
+                        .map_err(|_| Stop::Full("a GROUP BY position".into()))?;
+                    match s.projection.get(idx.wrapping_sub(1)) {
+                        Some(SelectItem::UnnamedExpr(e))
+                        | Some(SelectItem::ExprWithAlias { expr: e, .. }) => e.to_string(),
+                        _ => return full("a GROUP BY position"),
+                    }
+                }
+                Expr::Identifier(i)
+                    if !from
+                        .columns
+                        .iter()
+                        .flatten()
+                        .any(|c| c.eq_ignore_ascii_case(&i.value)) =>
+                {
+                    let aliased = s.projection.iter().find_map(|p| match p {
+                        SelectItem::ExprWithAlias { expr, alias }
+                            if alias.value.eq_ignore_ascii_case(&i.value) =>
+                        {
+                            Some(expr.to_string())
+                        }
+                        _ => None,
+                    });
+                    aliased.unwrap_or_else(|| g.to_string())
+                }
+                _ => g.to_string(),
+            };
+            if !groups.contains(&resolved) {
+                groups.push(resolved);
+            }
+        }
+        let mut col = AggCollector::default();
+        let mut outputs = Vec::new();
+        for item in &s.projection {
+            let e = match item {
+                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e,
+                _ => return full("* in an aggregate query"),
+            };
+            outputs.push(self.rewrite_over_state(e, &groups, &mut col)?);
+        }
+        let having = match &s.having {
+            Some(h) => Some(self.rewrite_over_state(h, &groups, &mut col)?),
+            None => None,
+        };
+        let mut select = groups.clone();
+        select.extend(col.args.iter().cloned());
+        let mut names: Vec<String> = (1..=groups.len()).map(|i| format!("_g{i}")).collect();
+        names.extend((1..=col.args.len()).map(|i| format!("_a{i}")));
+        let input = Block {
+            items: from.items,
+            select,
+            names,
+            filter: from.filter,
+        };
+        Ok(Aggregate {
+            input,
+            groups: groups.len(),
+            aggs: col.aggs.into_iter().map(|(_, f)| f).collect(),
+            output: outputs,
+            having,
+        })
+    }
+
+    /// Rewrites a select-list or HAVING expression of an aggregate query over the storage
+    /// columns: aggregate calls become their state expression, group keys become `_g<i>`.
+    fn rewrite_over_state(&self, e: &Expr, groups: &[String], col: &mut AggCollector) -> R<String> {
+        self.check_expr(e, true)?;
+        let mut e = e.clone();
+        let mut rw = StateRewriter {
+            an: self,
+            groups,
+            col,
+            reason: None,
+        };
+        let _ = VisitMut::visit(&mut e, &mut rw);
+        if let Some(r) = rw.reason {
+            return full(r);
+        }
+        // Every column reference left must be a storage column; anything else is an
+        // expression over the grouped rows we cannot map onto the state.
+        let mut stray = false;
+        let _ = e.visit(&mut FnVisitor(|x: &Expr| match x {
+            Expr::Identifier(i)
+                if !(i.value.starts_with("_g") || i.value.starts_with("__mv_agg_")) =>
+            {
+                stray = true
+            }
+            Expr::CompoundIdentifier(_) => stray = true,
+            _ => {}
+        }));
+        if stray {
+            return full("an expression over grouped columns that is not a GROUP BY key");
+        }
+        let mut text = e.to_string();
+        for (i, (_, f)) in col.aggs.iter().enumerate() {
+            text = text.replace(&format!("__mv_agg_{}__", i + 1), &f.value_sql());
+        }
+        Ok(text)
+    }
+}
+
+/// Adds the casts and names of the user-visible columns to an aggregate's output expressions.
+fn finish_output(a: &mut Aggregate, columns: &[String], types: &[String]) {
+    a.output = a
+        .output
+        .iter()
+        .zip(columns.iter().zip(types))
+        .map(|(e, (n, t))| format!("CAST({e} AS {t}) AS {}", ident(n)))
+        .collect();
+}
+
+fn plain_wildcard(o: &sqlparser::ast::WildcardAdditionalOptions) -> bool {
+    o.opt_ilike.is_none()
+        && o.opt_exclude.is_none()
+        && o.opt_except.is_none()
+        && o.opt_replace.is_none()
+        && o.opt_rename.is_none()
+}
+
+fn fn_name(n: &ObjectName) -> String {
+    name_parts(n)
+        .last()
+        .cloned()
+        .unwrap_or_default()
+        .to_lowercase()
+}
+
+/// Calls a closure on every expression (pre-order).
+struct FnVisitor<F>(F);
+impl<F: FnMut(&Expr)> Visitor for FnVisitor<F> {
+    type Break = ();
+    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+        (self.0)(e);
+        ControlFlow::Continue(())
+    }
+}
+
+struct ExprCheck<'x, 'a> {
+    an: &'x Analyzer<'a>,
+    aggregates_ok: bool,
+    reason: Option<String>,
+}
+
+impl Visitor for ExprCheck<'_, '_> {
+    type Break = ();
+    fn pre_visit_query(&mut self, _q: &Query) -> ControlFlow<()> {
+        self.reason = Some("a subquery in an expression".into());
+        ControlFlow::Break(())
+    }
+    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+        match e {
+            Expr::Exists { .. } | Expr::Subquery(_) => {
+                self.reason = Some("a subquery in an expression".into());
+                return ControlFlow::Break(());
+            }
+            Expr::Function(f) => {
+                let name = fn_name(&f.name);
+                if f.over.is_some() {
+                    self.reason = Some(format!("window function {name}()"));
+                    return ControlFlow::Break(());
+                }
+                if self.an.volatile.contains(&name) {
+                    self.reason = Some(format!("non-deterministic function {name}()"));
+                    return ControlFlow::Break(());
+                }
+                if self.an.aggregates.contains(&name) && !self.aggregates_ok {
+                    self.reason = Some(format!("aggregate {name}() here"));
+                    return ControlFlow::Break(());
+                }
+            }
+            _ => {}
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+struct StateRewriter<'x, 'a> {
+    an: &'x Analyzer<'a>,
+    groups: &'x [String],
+    col: &'x mut AggCollector,
+    reason: Option<String>,
+}
+
+impl StateRewriter<'_, '_> {
+    /// Classifies an aggregate call; returns its placeholder name or a reason it is not
+    /// maintainable.
+    fn aggregate(&mut self, f: &sqlparser::ast::Function) -> Result<String, String> {
+        let name = fn_name(&f.name);
+        let kind = match name.as_str() {
+            "count" => AggKind::Count,
+            "sum" => AggKind::Sum,
+            "avg" | "mean" => AggKind::Avg,
+            "min" => AggKind::Min,
+            "max" => AggKind::Max,
+            _ => return Err(format!("aggregate {name}()")),
+        };
+        if f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
+            return Err(format!("{name}() with FILTER/WITHIN GROUP"));
+        }
+        let FunctionArguments::List(list) = &f.args else {
+            return Err(format!("aggregate {name}()"));
+        };
+        if list.duplicate_treatment.is_some() || !list.clauses.is_empty() || list.args.len() != 1 {
+            return Err(format!(
+                "{name}(DISTINCT ...) or {name}() with several arguments"
+            ));
+        }
+        let (kind, arg) = match &list.args[0] {
+            FunctionArg::Unnamed(FunctionArgExpr::Wildcard) if kind == AggKind::Count => {
+                (AggKind::CountStar, None)
+            }
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => {
+                let mut nested = false;
+                let _ = e.visit(&mut FnVisitor(|x: &Expr| {
+                    if let Expr::Function(g) = x {
+                        if self.an.aggregates.contains(&fn_name(&g.name)) {
+                            nested = true;
+                        }
+                    }
+                }));
+                if nested {
+                    return Err("a nested aggregate".into());
+                }
+                (kind, Some(e.to_string()))
+            }
+            _ => return Err(format!("aggregate {name}()")),
+        };
+        let key = format!("{kind:?}:{}", arg.clone().unwrap_or_default());
+        if let Some(pos) = self.col.aggs.iter().position(|(k, _)| *k == key) {
+            return Ok(format!("__mv_agg_{}__", pos + 1));
+        }
+        let arg_col = arg.map(|a| {
+            let j = match self.col.args.iter().position(|x| *x == a) {
+                Some(j) => j,
+                None => {
+                    self.col.args.push(a);
+                    self.col.args.len() - 1
+                }
+            };
+            format!("_a{}", j + 1)
+        });
+        let slot = self.col.aggs.len() + 1;
+        self.col.aggs.push((
+            key,
+            AggFn {
+                kind,
+                arg: arg_col,
+                slot,
+            },
+        ));
+        Ok(format!("__mv_agg_{slot}__"))
+    }
+}
+
+impl VisitorMut for StateRewriter<'_, '_> {
+    type Break = ();
+    fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        if let Expr::Function(f) = e {
+            if self.an.aggregates.contains(&fn_name(&f.name)) {
+                match self.aggregate(f) {
+                    Ok(placeholder) => *e = Expr::Identifier(Ident::new(placeholder)),
+                    Err(r) => {
+                        self.reason = Some(r);
+                        return ControlFlow::Break(());
+                    }
+                }
+                return ControlFlow::Continue(());
+            }
+        }
+        let text = e.to_string();
+        if let Some(i) = self.groups.iter().position(|g| *g == text) {
+            *e = Expr::Identifier(Ident::new(format!("_g{}", i + 1)));
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ivm::SqlError;
+
+    /// Answers the catalog lookups the compiler makes: tables t(k, g, v) and u(k, w), no
+    /// materialized views, a few aggregate and volatile functions.
+    struct Fake;
+    impl Sql for Fake {
+        fn exec(&mut self, _sql: &str) -> Result<u64, SqlError> {
+            Ok(0)
+        }
+        fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+            let s = |v: &str| Some(v.to_string());
+            if sql.contains("duckdb_functions()") {
+                let f = [
+                    ("sum", "true"),
+                    ("count", "true"),
+                    ("min", "true"),
+                    ("max", "true"),
+                    ("avg", "true"),
+                ];
+                let mut rows: Vec<_> = f.iter().map(|(a, b)| vec![s(a), s(b)]).collect();
+                rows.push(vec![s("string_agg"), s("true")]);
+                rows.push(vec![s("random"), s("false")]);
+                return Ok(rows);
+            }
+            if sql.contains("information_schema.columns") {
+                let cols: &[&str] = if sql.contains("'u'") {
+                    &["k", "w"]
+                } else {
+                    &["k", "g", "v"]
+                };
+                return Ok(cols.iter().map(|c| vec![s(c)]).collect());
+            }
+            if sql.contains("information_schema.tables") && sql.contains("BASE TABLE") {
+                for t in ["t", "u"] {
+                    if sql.contains(&format!("lower('{t}')")) {
+                        return Ok(vec![vec![s("main"), s(t)]]);
+                    }
+                }
+                return Ok(vec![]);
+            }
+            if sql.starts_with("DESCRIBE") {
+                return Err(SqlError {
+                    message: "not in this fake".into(),
+                });
+            }
+            Ok(vec![])
+        }
+    }
+
+    fn compiled(q: &str, ncols: usize) -> Compiled {
+        let cols: Vec<String> = (1..=ncols).map(|i| format!("col{i}")).collect();
+        let types = vec!["INTEGER".to_string(); ncols];
+        compile(&mut Fake, 9, q, cols, types).unwrap()
+    }
+
+    fn reason(q: &str, ncols: usize) -> Option<String> {
+        compiled(q, ncols).full_reason
+    }
+
+    #[test]
+    fn classifies_incremental_shapes() {
+        for (q, n, strategy) in [
+            (
+                "SELECT k, v + 1 AS w FROM t WHERE v > 0",
+                2,
+                "incremental: projection over one table",
+            ),
+            (
+                "SELECT * FROM t",
+                3,
+                "incremental: projection over one table",
+            ),
+            (
+                "SELECT DISTINCT g FROM t",
+                1,
+                "incremental: distinct over one table",
+            ),
+            (
+                "SELECT g, SUM(v), MAX(v) FROM t GROUP BY g",
+                3,
+                "incremental: aggregate(max,sum) over one table",
+            ),
+            (
+                "SELECT COUNT(*) FROM t",
+                1,
+                "incremental: aggregate(count) over one table",
+            ),
+            (
+                "SELECT t.g, u.w FROM t JOIN u ON t.k = u.k",
+                2,
+                "incremental: projection over inner join",
+            ),
+            (
+                "SELECT k FROM t UNION ALL SELECT k FROM u",
+                1,
+                "incremental: projection over UNION ALL",
+            ),
+            (
+                "WITH c AS (SELECT k, v FROM t) SELECT k, AVG(v) FROM c GROUP BY k",
+                2,
+                "incremental: aggregate(avg) over CTE, subquery",
+            ),
+        ] {
+            let c = compiled(q, n);
+            assert_eq!(c.full_reason, None, "{q}");
+            assert_eq!(c.plan.strategy, strategy, "{q}");
+        }
+    }
+
+    #[test]
+    fn names_the_construct_it_cannot_maintain() {
+        assert_eq!(
+            reason("SELECT t.k FROM t LEFT JOIN u ON t.k = u.k", 1).as_deref(),
+            Some("LEFT JOIN")
+        );
+        assert_eq!(
+            reason("SELECT k FROM t ORDER BY k", 1).as_deref(),
+            Some("ORDER BY")
+        );
+        assert_eq!(
+            reason("SELECT k FROM t LIMIT 3", 1).as_deref(),
+            Some("LIMIT")
+        );
+        assert_eq!(
+            reason("SELECT k, random() FROM t", 2).as_deref(),
+            Some("non-deterministic function random()")
+        );
+        assert_eq!(
+            reason("SELECT g, string_agg(g, ',') FROM t GROUP BY g", 2).as_deref(),
+            Some("aggregate string_agg()")
+        );
+        assert_eq!(
+            reason("SELECT g, COUNT(DISTINCT v) FROM t GROUP BY g", 2).as_deref(),
+            Some("count(DISTINCT ...) or count() with several arguments")
+        );
+        assert_eq!(
+            reason("SELECT k FROM t WHERE k IN (SELECT k FROM u)", 1).as_deref(),
+            Some("a subquery in an expression")
+        );
+        assert_eq!(
+            reason("SELECT 1", 1).as_deref(),
+            Some("a query without FROM")
+        );
+        assert_eq!(
+            reason("SELECT k FROM nosuch", 1)
+                .as_deref()
+                .map(|r| r.starts_with("a reference to nosuch")),
+            Some(true)
+        );
+        assert_eq!(
+            reason("WITH RECURSIVE r AS (SELECT 1 AS n) SELECT n FROM r", 1).as_deref(),
+            Some("WITH RECURSIVE")
+        );
+        // Full plans still record the tables they read, for DROP TABLE protection.
+        let c = compiled("SELECT t.k FROM t LEFT JOIN u ON t.k = u.k", 1);
+        let names: Vec<&str> = c.plan.sources.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["t", "u"]);
+        assert!(c.plan.strategy.starts_with("full: LEFT JOIN"));
+    }
+
+    #[test]
+    fn aggregates_are_rewritten_over_state_columns() {
+        let c = compiled(
+            "SELECT g, SUM(v) + COUNT(*) AS x, MIN(v) FROM t GROUP BY g HAVING SUM(v) > 2",
+            3,
+        );
+        let Body::Aggregate(a) = &c.plan.body else {
+            panic!("not an aggregate")
+        };
+        assert_eq!(a.groups, 1);
+        assert_eq!(a.input.select, ["g", "v"]);
+        assert_eq!(
+            a.aggs.len(),
+            3,
+            "SUM(v) in HAVING reuses the select list's slot"
+        );
+        assert_eq!(a.output[0], "CAST(_g1 AS INTEGER) AS \"col1\"");
+        assert_eq!(
+            a.output[1],
+            "CAST((CASE WHEN n_1 = 0 THEN NULL ELSE s_1 END) + _mv_count AS INTEGER) AS \"col2\""
+        );
+        assert_eq!(
+            a.having.as_deref(),
+            Some("(CASE WHEN n_1 = 0 THEN NULL ELSE s_1 END) > 2")
+        );
+    }
+
+    #[test]
+    fn star_expands_against_every_join_input() {
+        let c = compiled("SELECT * FROM t JOIN u ON t.k = u.k", 5);
+        let Body::Bag {
+            rel: Rel::Block(b), ..
+        } = &c.plan.body
+        else {
+            panic!("not a bag")
+        };
+        assert_eq!(
+            b.select,
+            [
+                "\"t\".\"k\"",
+                "\"t\".\"g\"",
+                "\"t\".\"v\"",
+                "\"u\".\"k\"",
+                "\"u\".\"w\""
+            ]
+        );
+        assert_eq!(b.filter.as_deref(), Some("(t.k = u.k)"));
+    }
+}

@@ -1,0 +1,91 @@
+//! The IVM layer's error type and its mapping to PostgreSQL SQLSTATE codes.
+
+use super::SqlError;
+
+/// Everything that can go wrong while creating, refreshing or dropping a materialized view.
+#[derive(Debug, thiserror::Error)]
+pub enum IvmError {
+    /// A relation with the requested name already exists (42P07).
+    #[error("relation \"{0}\" already exists")]
+    AlreadyExists(String),
+    /// The named materialized view does not exist (42P01).
+    #[error("materialized view \"{0}\" does not exist")]
+    NoSuchView(String),
+    /// The view has not been populated yet (55000).
+    #[error("materialized view \"{0}\" has not been populated")]
+    NotPopulated(String),
+    /// Other objects depend on the object being dropped (2BP01).
+    #[error("cannot drop {object} because other objects depend on it: {dependents}")]
+    Dependents { object: String, dependents: String },
+    /// A feature the engine does not support at all (0A000).
+    #[error("{0}")]
+    Unsupported(String),
+    /// The definition is not valid SQL (42601).
+    #[error("{0}")]
+    Syntax(String),
+    /// The engine's own catalog is inconsistent (XX000).
+    #[error("internal error in materialized view catalog: {0}")]
+    Internal(String),
+    /// DuckDB refused a statement; its message is passed on.
+    #[error("{}", .0.message)]
+    Db(#[from] SqlError),
+}
+
+impl IvmError {
+    /// The SQLSTATE a PostgreSQL client should see for this error.
+    pub fn sqlstate(&self) -> &'static str {
+        match self {
+            IvmError::AlreadyExists(_) => "42P07",
+            IvmError::NoSuchView(_) => "42P01",
+            IvmError::NotPopulated(_) => "55000",
+            IvmError::Dependents { .. } => "2BP01",
+            IvmError::Unsupported(_) => "0A000",
+            IvmError::Syntax(_) => "42601",
+            IvmError::Internal(_) => "XX000",
+            IvmError::Db(e) => db_sqlstate(&e.message),
+        }
+    }
+}
+
+/// DuckDB prefixes its messages with the error class; the few classes a client can act on get
+/// their PostgreSQL code, everything else is an internal error.
+fn db_sqlstate(message: &str) -> &'static str {
+    if message.starts_with("Parser Error") {
+        "42601"
+    } else if message.contains("has not been populated") {
+        "55000"
+    } else if message.starts_with("Catalog Error") && message.contains("does not exist") {
+        "42P01"
+    } else if message.starts_with("Binder Error") {
+        "42703"
+    } else if message.starts_with("TransactionContext Error") && message.contains("Conflict") {
+        "40001"
+    } else {
+        "XX000"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlstates() {
+        assert_eq!(IvmError::AlreadyExists("v".into()).sqlstate(), "42P07");
+        assert_eq!(IvmError::NoSuchView("v".into()).sqlstate(), "42P01");
+        assert_eq!(IvmError::NotPopulated("v".into()).sqlstate(), "55000");
+        let dep = IvmError::Dependents {
+            object: "table t".into(),
+            dependents: "v".into(),
+        };
+        assert_eq!(dep.sqlstate(), "2BP01");
+        assert_eq!(IvmError::Unsupported("x".into()).sqlstate(), "0A000");
+        let db = |m: &str| IvmError::Db(SqlError { message: m.into() }).sqlstate();
+        assert_eq!(db("Parser Error: syntax error at or near \"x\""), "42601");
+        assert_eq!(
+            db("Invalid Input Error: materialized view \"v\" has not been populated"),
+            "55000"
+        );
+        assert_eq!(db("Out of Memory Error: x"), "XX000");
+    }
+}

@@ -1,0 +1,294 @@
+//! Materialized views maintained incrementally.
+//!
+//! The engine runs SQL on DuckDB through the tiny [`Sql`] trait, so it can be driven by the
+//! server's session connection or, in tests, by a bare `duckdb::Connection`. Every function runs
+//! inside a transaction the caller opened and never commits itself: a failure leaves the
+//! rollback to the caller, so a failed statement changes nothing.
+//!
+//! Layout: `compile` turns a definition into a [`plan::Plan`] once, at CREATE; `plan` renders the
+//! SQL a refresh runs; `capture` owns delta tables and triggers; `refresh` applies deltas;
+//! `catalog` keeps `_duckmv.views` / `_duckmv.view_sources` and the user-facing `duckmv.views`.
+
+mod capture;
+mod catalog;
+mod compile;
+mod error;
+pub mod plan;
+mod refresh;
+mod text;
+
+pub use error::IvmError;
+
+use catalog::ViewRow;
+use text::{ident, split_name};
+
+/// What the IVM engine needs from a DuckDB connection. The server implements it for its session
+/// connection; tests implement it for `duckdb::Connection`.
+pub trait Sql {
+    /// Runs one statement; returns the number of rows changed (0 for DDL/queries).
+    fn exec(&mut self, sql: &str) -> Result<u64, SqlError>;
+    /// Runs one query; every value rendered as text by DuckDB (`CAST(x AS VARCHAR)` semantics),
+    /// NULL as None.
+    fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError>;
+}
+
+/// DuckDB's error message.
+#[derive(Debug, Clone)]
+pub struct SqlError {
+    pub message: String,
+}
+
+impl std::fmt::Display for SqlError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for SqlError {}
+
+/// `CREATE MATERIALIZED VIEW [IF NOT EXISTS] name [(columns)] AS query [WITH [NO] DATA]`.
+#[derive(Debug, Clone)]
+pub struct CreateView {
+    pub name: String,
+    pub columns: Option<Vec<String>>,
+    pub query: String,
+    pub with_data: bool,
+    pub if_not_exists: bool,
+}
+
+/// Notices for the client and the number of rows the statement changed.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    pub notices: Vec<String>,
+    pub rows: u64,
+}
+
+/// Creates the internal schema and catalog tables if absent (idempotent; called at server start).
+pub fn bootstrap(db: &mut dyn Sql) -> Result<(), IvmError> {
+    catalog::bootstrap(db)
+}
+
+/// `CREATE MATERIALIZED VIEW`.
+pub fn create_view(db: &mut dyn Sql, v: &CreateView) -> Result<Outcome, IvmError> {
+    bootstrap(db)?;
+    let (schema, name) = split_name(&v.name);
+    if catalog::find_view(db, &schema, &name)?.is_some()
+        || catalog::relation_exists(db, &schema, &name)?
+    {
+        if v.if_not_exists {
+            return Ok(Outcome {
+                notices: vec![format!("relation \"{name}\" already exists, skipping")],
+                rows: 0,
+            });
+        }
+        return Err(IvmError::AlreadyExists(name));
+    }
+    let query = v.query.trim().trim_end_matches(';').trim().to_string();
+    let described = db.query(&format!("DESCRIBE {query}"))?;
+    let mut columns: Vec<String> = described
+        .iter()
+        .map(|r| r[0].clone().unwrap_or_default())
+        .collect();
+    let types: Vec<String> = described
+        .iter()
+        .map(|r| r[1].clone().unwrap_or_default())
+        .collect();
+    if let Some(user) = &v.columns {
+        if user.len() > columns.len() {
+            return Err(IvmError::Syntax(
+                "too many column names were specified".into(),
+            ));
+        }
+        columns.splice(..user.len(), user.iter().cloned());
+    }
+    let id = catalog::next_id(db)?;
+    let compiled = compile::compile(db, id, &query, columns, types)?;
+    let plan = compiled.plan;
+    for s in &plan.sources {
+        if let Some(up) = s.view_id {
+            if let Some(row) = catalog::find_view_by_id(db, up)? {
+                if !row.populated && v.with_data {
+                    return Err(IvmError::NotPopulated(row.name));
+                }
+            }
+        }
+    }
+    capture::install(db, &plan)?;
+    create_storage(db, &plan)?;
+    let storage = plan::storage(id);
+    db.exec(&format!(
+        "CREATE VIEW {} AS {}",
+        plan::output_view(id),
+        plan::output_sql(&plan, &storage)
+    ))?;
+    let row = ViewRow {
+        id,
+        schema: schema.clone(),
+        name: name.clone(),
+        definition: query,
+        populated: false,
+        plan,
+    };
+    catalog::insert_view(db, &row)?;
+    let mut outcome = Outcome::default();
+    if v.with_data {
+        outcome.rows = refresh::refresh(db, &row, true)?.rows;
+    } else {
+        catalog::create_user_view(db, &schema, &name, &plan::unpopulated_sql(&row.plan, &name))?;
+    }
+    catalog::regenerate_views_view(db)?;
+    if let Some(reason) = compiled.full_reason {
+        outcome.notices.push(format!(
+            "materialized view \"{name}\" will be refreshed by full recompute: {reason} is not maintained incrementally yet"
+        ));
+    }
+    Ok(outcome)
+}
+
+/// The storage table (typed by DuckDB from the state query itself) and the refresh work table.
+fn create_storage(db: &mut dyn Sql, plan: &plan::Plan) -> Result<(), IvmError> {
+    let storage = plan::storage(plan.id);
+    let work = plan::work(plan.id);
+    match &plan.body {
+        plan::Body::Full { query } => {
+            let cols = plan::positional(plan.columns.len()).join(", ");
+            db.exec(&format!(
+                "CREATE TABLE {storage} AS SELECT * FROM ({query}) AS _mv_q({cols}) LIMIT 0"
+            ))?;
+        }
+        plan::Body::Bag { .. } => {
+            db.exec(&format!(
+                "CREATE TABLE {storage} AS {} LIMIT 0",
+                refresh::state_sql(plan)
+            ))?;
+            db.exec(&format!(
+                "CREATE TABLE {work} AS SELECT * FROM {storage} LIMIT 0"
+            ))?;
+        }
+        plan::Body::Aggregate(a) => {
+            db.exec(&format!(
+                "CREATE TABLE {storage} AS {} LIMIT 0",
+                refresh::state_sql(plan)
+            ))?;
+            if let Some(shape) = plan::agg_work_shape_sql(plan, a) {
+                db.exec(&format!("CREATE TABLE {work} AS {shape}"))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn lookup(db: &mut dyn Sql, name: &str) -> Result<ViewRow, IvmError> {
+    let (schema, n) = split_name(name);
+    catalog::find_view_unchecked(db, &schema, &n)?.ok_or(IvmError::NoSuchView(n))
+}
+
+/// `REFRESH MATERIALIZED VIEW name [WITH [NO] DATA]`.
+pub fn refresh_view(db: &mut dyn Sql, name: &str, with_data: bool) -> Result<Outcome, IvmError> {
+    let view = lookup(db, name)?;
+    refresh::refresh(db, &view, with_data)
+}
+
+/// `DROP MATERIALIZED VIEW [IF EXISTS] name, ... [CASCADE]`. Views reading a dropped view are
+/// dropped with CASCADE, otherwise the drop fails with 2BP01.
+pub fn drop_views(
+    db: &mut dyn Sql,
+    names: &[String],
+    if_exists: bool,
+    cascade: bool,
+) -> Result<Outcome, IvmError> {
+    let mut outcome = Outcome::default();
+    let mut doomed: Vec<ViewRow> = Vec::new();
+    for n in names {
+        let (schema, name) = split_name(n);
+        match catalog::find_view(db, &schema, &name)? {
+            Some(v) if !doomed.iter().any(|d| d.id == v.id) => doomed.push(v),
+            Some(_) => {}
+            None if if_exists => outcome.notices.push(format!(
+                "materialized view \"{name}\" does not exist, skipping"
+            )),
+            None => return Err(IvmError::NoSuchView(name)),
+        }
+    }
+    let mut i = 0;
+    while i < doomed.len() {
+        let (schema, name) = (doomed[i].schema.clone(), doomed[i].name.clone());
+        for (id, _, reader) in catalog::readers(db, &schema, &name)? {
+            if doomed.iter().any(|d| d.id == id) {
+                continue;
+            }
+            if !cascade {
+                return Err(IvmError::Dependents {
+                    object: format!("materialized view {name}"),
+                    dependents: format!(
+                        "materialized view {reader} depends on materialized view {name}"
+                    ),
+                });
+            }
+            outcome
+                .notices
+                .push(format!("drop cascades to materialized view {reader}"));
+            if let Some(v) = catalog::find_view_by_id(db, id)? {
+                doomed.push(v);
+            }
+        }
+        i += 1;
+    }
+    for v in &doomed {
+        capture::uninstall(db, &v.plan)?;
+        db.exec(&format!(
+            "DROP VIEW IF EXISTS {}.{}",
+            ident(&v.schema),
+            ident(&v.name)
+        ))?;
+        db.exec(&format!("DROP VIEW IF EXISTS {}", plan::output_view(v.id)))?;
+        db.exec(&format!("DROP TABLE IF EXISTS {}", plan::storage(v.id)))?;
+        db.exec(&format!("DROP TABLE IF EXISTS {}", plan::work(v.id)))?;
+        catalog::delete_view(db, v.id)?;
+    }
+    if !doomed.is_empty() {
+        catalog::regenerate_views_view(db)?;
+    }
+    Ok(outcome)
+}
+
+/// `ALTER MATERIALIZED VIEW name RENAME TO new_name`. Internal objects are named by id, so only
+/// the catalog and the user-facing view change.
+pub fn rename_view(db: &mut dyn Sql, name: &str, new_name: &str) -> Result<Outcome, IvmError> {
+    let view = lookup(db, name)?;
+    let (_, new_name) = split_name(new_name);
+    if catalog::relation_exists(db, &view.schema, &new_name)? {
+        return Err(IvmError::AlreadyExists(new_name));
+    }
+    db.exec(&format!(
+        "DROP VIEW {}.{}",
+        ident(&view.schema),
+        ident(&view.name)
+    ))?;
+    let body = if view.populated {
+        format!("SELECT * FROM {}", plan::output_view(view.id))
+    } else {
+        plan::unpopulated_sql(&view.plan, &new_name)
+    };
+    catalog::create_user_view(db, &view.schema, &new_name, &body)?;
+    catalog::rename(db, view.id, &new_name)?;
+    catalog::regenerate_views_view(db)?;
+    Ok(Outcome::default())
+}
+
+/// Names of materialized views that read `table` (a base table or another view); the server
+/// refuses DROP/ALTER of such a table with SQLSTATE 2BP01 unless CASCADE, and on CASCADE calls
+/// [`drop_views`].
+pub fn dependents(db: &mut dyn Sql, table: &str) -> Result<Vec<String>, IvmError> {
+    let (schema, name) = split_name(table);
+    Ok(catalog::readers(db, &schema, &name)?
+        .into_iter()
+        .map(|(_, s, n)| if s == "main" { n } else { format!("{s}.{n}") })
+        .collect())
+}
+
+/// Whether `name` is one of our materialized views.
+pub fn is_materialized_view(db: &mut dyn Sql, name: &str) -> Result<bool, IvmError> {
+    let (schema, n) = split_name(name);
+    Ok(catalog::find_view(db, &schema, &n)?.is_some())
+}

@@ -1,0 +1,726 @@
+//! The compiled form of a materialized view, stored as JSON in the catalog, and the pure
+//! functions that turn it into the SQL a refresh runs. Compilation happens once, at CREATE;
+//! a refresh only assembles these strings for the sources that actually have pending rows.
+
+use serde::{Deserialize, Serialize};
+
+use super::text::{ident, null_safe_eq};
+
+/// Everything a refresh needs, decided at CREATE.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub struct Plan {
+    pub id: i64,
+    /// User-visible output column names and their DuckDB types.
+    pub columns: Vec<String>,
+    pub types: Vec<String>,
+    pub sources: Vec<Source>,
+    pub body: Body,
+    /// Human-readable maintenance strategy shown in `duckmv.views`.
+    pub strategy: String,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceKind {
+    Table,
+    View,
+}
+
+/// A relation the view reads: a base table (captured by triggers) or another materialized view
+/// (whose refresh writes our delta table).
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub struct Source {
+    pub schema: String,
+    pub name: String,
+    pub kind: SourceKind,
+    /// Id of the upstream materialized view, for `kind == View`.
+    pub view_id: Option<i64>,
+    pub columns: Vec<String>,
+    /// SQL naming the current state (`"main"."t"`, or `_duckmv.out_3` for a view).
+    pub relation: String,
+    /// `_duckmv.d_<id>_<name>`; None for full-recompute views, which capture nothing.
+    pub delta: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub enum Body {
+    /// Recomputed from the defining query on every refresh.
+    Full {
+        query: String,
+    },
+    /// A bag of rows kept as (row, count); `distinct` shows each row once.
+    Bag {
+        rel: Rel,
+        distinct: bool,
+    },
+    Aggregate(Aggregate),
+}
+
+/// A select-project-join block or a UNION ALL of such relations.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub enum Rel {
+    Block(Block),
+    Union(Vec<Rel>),
+}
+
+/// `SELECT select[i] AS names[i] FROM items WHERE filter` with only inner/cross joins (their ON
+/// predicates are part of `filter`).
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub struct Block {
+    pub items: Vec<Item>,
+    pub select: Vec<String>,
+    pub names: Vec<String>,
+    pub filter: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub struct Item {
+    /// Quoted alias, as the user's expressions refer to it.
+    pub alias: String,
+    pub from: ItemFrom,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub enum ItemFrom {
+    Source(usize),
+    Sub(Box<Rel>),
+}
+
+/// GROUP BY (or ungrouped) aggregation over a block whose select list is the group keys
+/// `_g1.._gk` followed by the aggregate arguments `_a1.._am`.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub struct Aggregate {
+    pub input: Block,
+    pub groups: usize,
+    pub aggs: Vec<AggFn>,
+    /// Output expressions over the storage columns, already cast and aliased.
+    pub output: Vec<String>,
+    /// HAVING, rewritten over the storage columns.
+    pub having: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggKind {
+    CountStar,
+    Count,
+    Sum,
+    Avg,
+    Min,
+    Max,
+}
+
+/// One aggregate call; its state lives in storage columns `s_<slot>`, `n_<slot>`, `m_<slot>`.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub struct AggFn {
+    pub kind: AggKind,
+    /// `_a<j>`, the input column holding the argument (None for COUNT(*)).
+    pub arg: Option<String>,
+    pub slot: usize,
+}
+
+impl AggFn {
+    /// The expression giving this aggregate's value from its state columns.
+    pub fn value_sql(&self) -> String {
+        let i = self.slot;
+        match self.kind {
+            AggKind::CountStar => "_mv_count".to_string(),
+            AggKind::Count => format!("n_{i}"),
+            AggKind::Sum => format!("(CASE WHEN n_{i} = 0 THEN NULL ELSE s_{i} END)"),
+            AggKind::Avg => format!("(CASE WHEN n_{i} = 0 THEN NULL ELSE s_{i} / n_{i} END)"),
+            AggKind::Min | AggKind::Max => format!("m_{i}"),
+        }
+    }
+
+    fn is_extreme(&self) -> bool {
+        matches!(self.kind, AggKind::Min | AggKind::Max)
+    }
+}
+
+pub fn storage(id: i64) -> String {
+    format!("_duckmv.mv_{id}")
+}
+pub fn work(id: i64) -> String {
+    format!("_duckmv.w_{id}")
+}
+pub fn output_view(id: i64) -> String {
+    format!("_duckmv.out_{id}")
+}
+
+/// Positional storage column names of bag and full views.
+pub fn positional(n: usize) -> Vec<String> {
+    (1..=n).map(|i| format!("c{i}")).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Relations: current state and delta
+
+pub fn item_cur(sources: &[Source], item: &Item) -> String {
+    match &item.from {
+        ItemFrom::Source(i) => format!("{} AS {}", sources[*i].relation, item.alias),
+        ItemFrom::Sub(rel) => format!("({}) AS {}", rel_cur(sources, rel), item.alias),
+    }
+}
+
+fn block_sql(b: &Block, from: &[String], mult: Option<&str>) -> String {
+    let mut cols: Vec<String> = b
+        .select
+        .iter()
+        .zip(&b.names)
+        .map(|(e, n)| format!("{e} AS {}", ident(n)))
+        .collect();
+    if let Some(m) = mult {
+        cols.push(format!("{m} AS _mv_mult"));
+    }
+    let mut sql = format!("SELECT {} FROM {}", cols.join(", "), from.join(", "));
+    if let Some(f) = &b.filter {
+        sql.push_str(&format!(" WHERE {f}"));
+    }
+    sql
+}
+
+/// The relation's current rows.
+pub fn rel_cur(sources: &[Source], rel: &Rel) -> String {
+    match rel {
+        Rel::Block(b) => {
+            let from: Vec<String> = b.items.iter().map(|it| item_cur(sources, it)).collect();
+            block_sql(b, &from, None)
+        }
+        Rel::Union(parts) => parts
+            .iter()
+            .map(|p| format!("({})", rel_cur(sources, p)))
+            .collect::<Vec<_>>()
+            .join(" UNION ALL "),
+    }
+}
+
+/// The relation's change as signed rows (its columns plus `_mv_mult`), or None when it provably
+/// has none because every source it reads is unchanged. Joins use inclusion–exclusion over the
+/// post-change states: one term per non-empty subset of changed inputs, sign (−1)^(|S|−1).
+pub fn rel_delta(sources: &[Source], rel: &Rel, changed: &[bool]) -> Option<String> {
+    match rel {
+        Rel::Block(b) => {
+            let deltas: Vec<Option<String>> = b
+                .items
+                .iter()
+                .map(|it| match &it.from {
+                    ItemFrom::Source(i) => {
+                        let d = sources[*i].delta.as_ref()?;
+                        changed[*i].then(|| format!("{d} AS {}", it.alias))
+                    }
+                    ItemFrom::Sub(r) => {
+                        rel_delta(sources, r, changed).map(|s| format!("({s}) AS {}", it.alias))
+                    }
+                })
+                .collect();
+            let cur: Vec<String> = b.items.iter().map(|it| item_cur(sources, it)).collect();
+            let n = b.items.len();
+            let mut terms = Vec::new();
+            for mask in 1u32..(1u32 << n) {
+                if (0..n).any(|i| mask & (1 << i) != 0 && deltas[i].is_none()) {
+                    continue;
+                }
+                let from: Vec<String> = (0..n)
+                    .map(|i| {
+                        if mask & (1 << i) != 0 {
+                            deltas[i].clone().unwrap()
+                        } else {
+                            cur[i].clone()
+                        }
+                    })
+                    .collect();
+                let sign = if mask.count_ones() % 2 == 1 {
+                    "1"
+                } else {
+                    "-1"
+                };
+                let mut mult = format!("CAST({sign} AS BIGINT)");
+                for i in (0..n).filter(|i| mask & (1 << i) != 0) {
+                    mult.push_str(&format!(" * {}._mv_mult", b.items[i].alias));
+                }
+                terms.push(block_sql(b, &from, Some(&mult)));
+            }
+            if terms.is_empty() {
+                None
+            } else {
+                Some(
+                    terms
+                        .into_iter()
+                        .map(|t| format!("({t})"))
+                        .collect::<Vec<_>>()
+                        .join(" UNION ALL "),
+                )
+            }
+        }
+        Rel::Union(parts) => {
+            let ds: Vec<String> = parts
+                .iter()
+                .filter_map(|p| rel_delta(sources, p, changed))
+                .map(|d| format!("({d})"))
+                .collect();
+            if ds.is_empty() {
+                None
+            } else {
+                Some(ds.join(" UNION ALL "))
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bag and DISTINCT views: storage (c1..cn, _mv_count)
+
+fn cast_cols(types: &[String], src: &str) -> Vec<String> {
+    types
+        .iter()
+        .enumerate()
+        .map(|(i, t)| format!("CAST({src}c{} AS {t}) AS c{}", i + 1, i + 1))
+        .collect()
+}
+
+/// Rows and their counts of the current state (used to populate).
+pub fn bag_state_sql(plan: &Plan, rel: &Rel) -> String {
+    let cols = cast_cols(&plan.types, "_mv_i.");
+    let group: Vec<String> = (1..=cols.len()).map(|i| i.to_string()).collect();
+    format!(
+        "SELECT {}, CAST(COUNT(*) AS BIGINT) AS _mv_count FROM ({}) AS _mv_i GROUP BY {}",
+        cols.join(", "),
+        rel_cur(&plan.sources, rel),
+        group.join(", ")
+    )
+}
+
+/// The consolidated change: one row per distinct changed row with its net count, zeros dropped.
+pub fn bag_delta_sql(plan: &Plan, rel: &Rel, changed: &[bool]) -> Option<String> {
+    let d = rel_delta(&plan.sources, rel, changed)?;
+    let cols = cast_cols(&plan.types, "_mv_d.");
+    let group: Vec<String> = (1..=cols.len()).map(|i| i.to_string()).collect();
+    Some(format!(
+        "SELECT {}, CAST(SUM(_mv_d._mv_mult) AS BIGINT) AS _mv_count FROM ({d}) AS _mv_d GROUP BY {} HAVING SUM(_mv_d._mv_mult) <> 0",
+        cols.join(", "),
+        group.join(", ")
+    ))
+}
+
+/// Applies the work table (consolidated change) to the storage, keyed NULL-safely on the row.
+pub fn bag_merge_sql(plan: &Plan) -> String {
+    let cols = positional(plan.columns.len());
+    let values: Vec<String> = cols.iter().map(|c| format!("_mv_d.{c}")).collect();
+    format!(
+        "MERGE INTO {s} AS _mv_s USING {w} AS _mv_d ON {on} \
+         WHEN MATCHED AND _mv_s._mv_count + _mv_d._mv_count <= 0 THEN DELETE \
+         WHEN MATCHED THEN UPDATE SET _mv_count = _mv_s._mv_count + _mv_d._mv_count \
+         WHEN NOT MATCHED AND _mv_d._mv_count > 0 THEN INSERT VALUES ({v}, _mv_d._mv_count)",
+        s = storage(plan.id),
+        w = work(plan.id),
+        on = null_safe_eq("_mv_s", "_mv_d", &cols),
+        v = values.join(", ")
+    )
+}
+
+/// The user-visible change of a DISTINCT view, computed from the work table before it is
+/// applied: +1 for rows that appear, −1 for rows whose count drops to zero.
+pub fn distinct_transitions_sql(plan: &Plan) -> String {
+    let cols = positional(plan.columns.len());
+    let sel: Vec<String> = cols.iter().map(|c| format!("_mv_d.{c}")).collect();
+    format!(
+        "SELECT {}, CASE WHEN _mv_s._mv_count IS NULL THEN 1 ELSE -1 END FROM {w} AS _mv_d \
+         LEFT JOIN {s} AS _mv_s ON {on} \
+         WHERE (_mv_s._mv_count IS NULL AND _mv_d._mv_count > 0) OR (_mv_s._mv_count + _mv_d._mv_count <= 0)",
+        sel.join(", "),
+        w = work(plan.id),
+        s = storage(plan.id),
+        on = null_safe_eq("_mv_s", "_mv_d", &cols)
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Aggregates: storage (_g1.._gk, _mv_count, s_i/n_i/m_i)
+
+fn group_cols(a: &Aggregate) -> Vec<String> {
+    (1..=a.groups).map(|i| format!("_g{i}")).collect()
+}
+
+fn group_by(a: &Aggregate) -> String {
+    if a.groups == 0 {
+        String::new()
+    } else {
+        format!(" GROUP BY {}", group_cols(a).join(", "))
+    }
+}
+
+/// The aggregate state of the current base data; `only_recompute` restricts it to the groups
+/// flagged in the work table (MIN/MAX whose extreme was deleted).
+pub fn agg_state_sql(plan: &Plan, a: &Aggregate, only_recompute: bool) -> String {
+    let mut cols: Vec<String> = group_cols(a).iter().map(|g| format!("_mv_i.{g}")).collect();
+    cols.push("CAST(COUNT(*) AS BIGINT) AS _mv_count".to_string());
+    for f in &a.aggs {
+        let i = f.slot;
+        let arg = f
+            .arg
+            .as_deref()
+            .map(|x| format!("_mv_i.{x}"))
+            .unwrap_or_default();
+        match f.kind {
+            AggKind::CountStar => {}
+            AggKind::Count => cols.push(format!("COUNT({arg}) AS n_{i}")),
+            AggKind::Sum | AggKind::Avg => {
+                cols.push(format!("SUM({arg}) AS s_{i}"));
+                cols.push(format!("COUNT({arg}) AS n_{i}"));
+            }
+            AggKind::Min => cols.push(format!("MIN({arg}) AS m_{i}")),
+            AggKind::Max => cols.push(format!("MAX({arg}) AS m_{i}")),
+        }
+    }
+    let input = {
+        let from: Vec<String> = a
+            .input
+            .items
+            .iter()
+            .map(|it| item_cur(&plan.sources, it))
+            .collect();
+        block_sql(&a.input, &from, None)
+    };
+    let filter = if only_recompute {
+        format!(
+            " WHERE EXISTS (SELECT 1 FROM {w} AS _mv_w WHERE _mv_w._mv_rc AND {on})",
+            w = work(plan.id),
+            on = null_safe_eq("_mv_i", "_mv_w", &group_cols(a))
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "SELECT {} FROM ({input}) AS _mv_i{filter}{}",
+        cols.join(", "),
+        group_by(a).replace("_g", "_mv_i._g")
+    )
+}
+
+/// The consolidated change per group; MIN/MAX keep the extreme of the inserted values (`m_i`) and
+/// of the deleted ones (`x_i`), which decides whether the group must be recomputed.
+pub fn agg_delta_sql(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Option<String> {
+    let d = rel_delta(&plan.sources, &Rel::Block(a.input.clone()), changed)?;
+    let mut cols: Vec<String> = group_cols(a).iter().map(|g| format!("_mv_d.{g}")).collect();
+    cols.push("CAST(SUM(_mv_d._mv_mult) AS BIGINT) AS _mv_count".to_string());
+    for f in &a.aggs {
+        let i = f.slot;
+        let arg = f
+            .arg
+            .as_deref()
+            .map(|x| format!("_mv_d.{x}"))
+            .unwrap_or_default();
+        let nonnull = format!(
+            "CAST(SUM(CASE WHEN {arg} IS NULL THEN 0 ELSE _mv_d._mv_mult END) AS BIGINT) AS n_{i}"
+        );
+        match f.kind {
+            AggKind::CountStar => {}
+            AggKind::Count => cols.push(nonnull),
+            AggKind::Sum | AggKind::Avg => {
+                cols.push(format!("SUM({arg} * _mv_d._mv_mult) AS s_{i}"));
+                cols.push(nonnull);
+            }
+            AggKind::Min | AggKind::Max => {
+                let f = if f.kind == AggKind::Min { "MIN" } else { "MAX" };
+                cols.push(format!(
+                    "{f}({arg}) FILTER (WHERE _mv_d._mv_mult > 0) AS m_{i}"
+                ));
+                cols.push(format!(
+                    "{f}({arg}) FILTER (WHERE _mv_d._mv_mult < 0) AS x_{i}"
+                ));
+            }
+        }
+    }
+    Some(format!(
+        "SELECT {} FROM ({d}) AS _mv_d{}",
+        cols.join(", "),
+        group_by(a).replace("_g", "_mv_d._g")
+    ))
+}
+
+/// Fills the work table: the consolidated change plus `_mv_rc`, true for groups whose current
+/// MIN/MAX was among the deleted values (they are recomputed from the base data).
+pub fn agg_fill_work_sql(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Option<String> {
+    let delta = agg_delta_sql(plan, a, changed)?;
+    let rc: Vec<String> = a
+        .aggs
+        .iter()
+        .filter(|f| f.is_extreme())
+        .map(|f| {
+            // The extreme after the change is the extreme of the old value and the inserted
+            // ones, unless a deleted value reaches it (rows inserted and deleted within the
+            // same batch count on both sides): then only a recompute knows.
+            let (op, pick) = if f.kind == AggKind::Min { ("<=", "least") } else { (">=", "greatest") };
+            let i = f.slot;
+            format!(
+                "(_mv_d.x_{i} IS NOT NULL AND (_mv_s.m_{i} IS NULL AND _mv_d.m_{i} IS NULL \
+                 OR _mv_d.x_{i} {op} {pick}(coalesce(_mv_s.m_{i}, _mv_d.m_{i}), coalesce(_mv_d.m_{i}, _mv_s.m_{i}))))"
+            )
+        })
+        .collect();
+    let rc = if rc.is_empty() {
+        "FALSE".to_string()
+    } else {
+        format!("COALESCE({}, FALSE)", rc.join(" OR "))
+    };
+    Some(format!(
+        "INSERT INTO {w} SELECT _mv_d.*, {rc} FROM ({delta}) AS _mv_d LEFT JOIN {s} AS _mv_s ON {on}",
+        w = work(plan.id),
+        s = storage(plan.id),
+        on = null_safe_eq("_mv_s", "_mv_d", &group_cols(a))
+    ))
+}
+
+/// The work table's shape (used once, at CREATE): the delta with every source changed.
+pub fn agg_work_shape_sql(plan: &Plan, a: &Aggregate) -> Option<String> {
+    let all = vec![true; plan.sources.len()];
+    let delta = agg_delta_sql(plan, a, &all)?;
+    Some(format!(
+        "SELECT _mv_d.*, FALSE AS _mv_rc FROM ({delta}) AS _mv_d LIMIT 0"
+    ))
+}
+
+fn agg_combine(a: &Aggregate) -> Vec<(String, String)> {
+    let mut out = vec![(
+        "_mv_count".to_string(),
+        "_mv_s._mv_count + _mv_d._mv_count".to_string(),
+    )];
+    for f in &a.aggs {
+        let i = f.slot;
+        let n = (format!("n_{i}"), format!("_mv_s.n_{i} + _mv_d.n_{i}"));
+        match f.kind {
+            AggKind::CountStar => {}
+            AggKind::Count => out.push(n),
+            AggKind::Sum | AggKind::Avg => {
+                out.push((
+                    format!("s_{i}"),
+                    format!(
+                        "CASE WHEN _mv_s.n_{i} + _mv_d.n_{i} = 0 THEN NULL WHEN _mv_s.s_{i} IS NULL THEN _mv_d.s_{i} \
+                         WHEN _mv_d.s_{i} IS NULL THEN _mv_s.s_{i} ELSE _mv_s.s_{i} + _mv_d.s_{i} END"
+                    ),
+                ));
+                out.push(n);
+            }
+            AggKind::Min | AggKind::Max => {
+                let f = if f.kind == AggKind::Min {
+                    "least"
+                } else {
+                    "greatest"
+                };
+                out.push((
+                    format!("m_{i}"),
+                    format!(
+                        "CASE WHEN _mv_s.m_{i} IS NULL THEN _mv_d.m_{i} WHEN _mv_d.m_{i} IS NULL THEN _mv_s.m_{i} \
+                         ELSE {f}(_mv_s.m_{i}, _mv_d.m_{i}) END"
+                    ),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Applies the work table to the storage. Grouped: MERGE keyed NULL-safely on the group, groups
+/// whose count reaches 0 disappear. Ungrouped: the single row is updated in place.
+pub fn agg_apply_sql(plan: &Plan, a: &Aggregate) -> String {
+    let set: Vec<String> = agg_combine(a)
+        .into_iter()
+        .map(|(c, e)| format!("{c} = {e}"))
+        .collect();
+    if a.groups == 0 {
+        return format!(
+            "UPDATE {} AS _mv_s SET {} FROM {} AS _mv_d",
+            storage(plan.id),
+            set.join(", "),
+            work(plan.id)
+        );
+    }
+    let mut values: Vec<String> = group_cols(a).iter().map(|g| format!("_mv_d.{g}")).collect();
+    values.push("_mv_d._mv_count".into());
+    for f in &a.aggs {
+        let i = f.slot;
+        match f.kind {
+            AggKind::CountStar => {}
+            AggKind::Count => values.push(format!("_mv_d.n_{i}")),
+            AggKind::Sum | AggKind::Avg => {
+                values.push(format!(
+                    "CASE WHEN _mv_d.n_{i} = 0 THEN NULL ELSE _mv_d.s_{i} END"
+                ));
+                values.push(format!("_mv_d.n_{i}"));
+            }
+            AggKind::Min | AggKind::Max => values.push(format!("_mv_d.m_{i}")),
+        }
+    }
+    format!(
+        "MERGE INTO {s} AS _mv_s USING {w} AS _mv_d ON {on} \
+         WHEN MATCHED AND _mv_s._mv_count + _mv_d._mv_count <= 0 THEN DELETE \
+         WHEN MATCHED THEN UPDATE SET {set} \
+         WHEN NOT MATCHED AND _mv_d._mv_count > 0 THEN INSERT VALUES ({v})",
+        s = storage(plan.id),
+        w = work(plan.id),
+        on = null_safe_eq("_mv_s", "_mv_d", &group_cols(a)),
+        set = set.join(", "),
+        v = values.join(", ")
+    )
+}
+
+/// Whether any group needs its MIN/MAX recomputed.
+pub fn agg_has_extremes(a: &Aggregate) -> bool {
+    a.aggs.iter().any(|f| f.is_extreme())
+}
+
+/// Statements recomputing the flagged groups from the base data.
+pub fn agg_recompute_sql(plan: &Plan, a: &Aggregate) -> Vec<String> {
+    let s = storage(plan.id);
+    if a.groups == 0 {
+        return vec![
+            format!("DELETE FROM {s}"),
+            format!("INSERT INTO {s} {}", agg_state_sql(plan, a, false)),
+        ];
+    }
+    vec![
+        format!(
+            "DELETE FROM {s} AS _mv_s WHERE EXISTS (SELECT 1 FROM {w} AS _mv_w WHERE _mv_w._mv_rc AND {on})",
+            w = work(plan.id),
+            on = null_safe_eq("_mv_s", "_mv_w", &group_cols(a))
+        ),
+        format!("INSERT INTO {s} {}", agg_state_sql(plan, a, true)),
+    ]
+}
+
+/// The storage rows of the groups present in the work table (for the user-visible change fed to
+/// downstream views).
+pub fn agg_affected_rel(plan: &Plan, a: &Aggregate) -> String {
+    if a.groups == 0 {
+        return storage(plan.id);
+    }
+    format!(
+        "(SELECT * FROM {s} AS _mv_x WHERE EXISTS (SELECT 1 FROM {w} AS _mv_w WHERE {on}))",
+        s = storage(plan.id),
+        w = work(plan.id),
+        on = null_safe_eq("_mv_x", "_mv_w", &group_cols(a))
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output: what users see, computed from the storage
+
+/// The user-visible rows computed from `rel` (the storage, or part of it).
+pub fn output_sql(plan: &Plan, rel: &str) -> String {
+    let positional_cols = || -> String {
+        positional(plan.columns.len())
+            .iter()
+            .zip(&plan.columns)
+            .map(|(c, n)| format!("_mv_s.{c} AS {}", ident(n)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match &plan.body {
+        Body::Full { .. } | Body::Bag { distinct: true, .. } => {
+            format!("SELECT {} FROM {rel} AS _mv_s", positional_cols())
+        }
+        Body::Bag {
+            distinct: false, ..
+        } => format!(
+            "SELECT {} FROM {rel} AS _mv_s, range(_mv_s._mv_count) AS _mv_r(_mv_n)",
+            positional_cols()
+        ),
+        Body::Aggregate(a) => {
+            let mut sql = format!("SELECT {} FROM {rel} AS _mv_s", a.output.join(", "));
+            if let Some(h) = &a.having {
+                sql.push_str(&format!(" WHERE {h}"));
+            }
+            sql
+        }
+    }
+}
+
+/// Body of the user-facing view while the materialized view is unpopulated: reading it fails
+/// like PostgreSQL's (the server maps the message to 55000), even for `count(*)`.
+pub fn unpopulated_sql(plan: &Plan, name: &str) -> String {
+    let cols: Vec<String> = plan
+        .columns
+        .iter()
+        .zip(&plan.types)
+        .map(|(n, t)| format!("CAST(NULL AS {t}) AS {}", ident(n)))
+        .collect();
+    let msg = format!(
+        "materialized view \"{}\" has not been populated",
+        name.replace('"', "\"\"")
+    );
+    format!(
+        "SELECT {} FROM (SELECT 1) AS _mv_u(x) WHERE error({})",
+        cols.join(", "),
+        super::text::lit(&msg)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn src(name: &str) -> Source {
+        Source {
+            schema: "main".into(),
+            name: name.into(),
+            kind: SourceKind::Table,
+            view_id: None,
+            columns: vec!["k".into()],
+            relation: format!("\"main\".\"{name}\""),
+            delta: Some(format!("_duckmv.d_1_{name}")),
+        }
+    }
+
+    fn join() -> Rel {
+        Rel::Block(Block {
+            items: vec![
+                Item {
+                    alias: "\"a\"".into(),
+                    from: ItemFrom::Source(0),
+                },
+                Item {
+                    alias: "\"b\"".into(),
+                    from: ItemFrom::Source(1),
+                },
+            ],
+            select: vec!["a.k".into()],
+            names: vec!["c1".into()],
+            filter: Some("(a.k = b.k)".into()),
+        })
+    }
+
+    #[test]
+    fn join_delta_skips_terms_of_unchanged_inputs() {
+        let sources = [src("a"), src("b")];
+        assert_eq!(rel_delta(&sources, &join(), &[false, false]), None);
+        let one = rel_delta(&sources, &join(), &[false, true]).unwrap();
+        assert_eq!(
+            one,
+            "(SELECT a.k AS \"c1\", CAST(1 AS BIGINT) * \"b\"._mv_mult AS _mv_mult FROM \"main\".\"a\" AS \"a\", \
+             _duckmv.d_1_b AS \"b\" WHERE (a.k = b.k))"
+        );
+        let both = rel_delta(&sources, &join(), &[true, true]).unwrap();
+        assert_eq!(both.matches(" UNION ALL ").count(), 2, "2² − 1 terms");
+        assert!(
+            both.contains("CAST(-1 AS BIGINT) * \"a\"._mv_mult * \"b\"._mv_mult"),
+            "{both}"
+        );
+    }
+
+    #[test]
+    fn union_delta_keeps_only_changed_branches() {
+        let sources = [src("a"), src("b")];
+        let branch = |i: usize| {
+            Rel::Block(Block {
+                items: vec![Item {
+                    alias: "\"x\"".into(),
+                    from: ItemFrom::Source(i),
+                }],
+                select: vec!["k".into()],
+                names: vec!["c1".into()],
+                filter: None,
+            })
+        };
+        let u = Rel::Union(vec![branch(0), branch(1)]);
+        let d = rel_delta(&sources, &u, &[true, false]).unwrap();
+        assert!(d.contains("d_1_a") && !d.contains("d_1_b"), "{d}");
+    }
+}

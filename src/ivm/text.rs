@@ -1,0 +1,99 @@
+//! Small helpers for writing SQL text: quoting and name handling.
+
+/// Quotes an identifier for DuckDB (always quoted, so any name is safe; DuckDB still matches
+/// quoted names case-insensitively).
+pub fn ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// Quotes a string literal.
+pub fn lit(value: &str) -> String {
+    format!("'{}'", value.replace('\'', "''"))
+}
+
+/// `"schema"."name"`.
+pub fn qualified(schema: &str, name: &str) -> String {
+    format!("{}.{}", ident(schema), ident(name))
+}
+
+/// Splits a possibly qualified, possibly quoted name (`v`, `s.v`, `"My View"`) into
+/// (schema, name); the schema defaults to `main`.
+pub fn split_name(name: &str) -> (String, String) {
+    let mut parts = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = name.trim().chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            '.' if !quoted => parts.push(std::mem::take(&mut cur)),
+            _ => cur.push(c),
+        }
+    }
+    parts.push(cur);
+    let name = parts.pop().unwrap_or_default();
+    let schema = parts.pop().unwrap_or_else(|| "main".to_string());
+    (schema, name)
+}
+
+/// A name usable inside an internal identifier (`d_17_orders`).
+pub fn sanitize(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect();
+    s
+}
+
+/// `a IS NOT DISTINCT FROM b AND ...` over the given column names of two aliases; `TRUE` when
+/// there are no columns (an ungrouped aggregate has a single row).
+pub fn null_safe_eq(left: &str, right: &str, cols: &[String]) -> String {
+    if cols.is_empty() {
+        return "TRUE".to_string();
+    }
+    cols.iter()
+        .map(|c| format!("{left}.{c} IS NOT DISTINCT FROM {right}.{c}"))
+        .collect::<Vec<_>>()
+        .join(" AND ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(ident("a\"b"), "\"a\"\"b\"");
+        assert_eq!(lit("it's"), "'it''s'");
+        assert_eq!(qualified("main", "v"), "\"main\".\"v\"");
+    }
+
+    #[test]
+    fn names() {
+        assert_eq!(split_name("v"), ("main".into(), "v".into()));
+        assert_eq!(split_name("s.v"), ("s".into(), "v".into()));
+        assert_eq!(split_name("\"My.View\""), ("main".into(), "My.View".into()));
+        assert_eq!(split_name("\"s\".\"a\"\"b\""), ("s".into(), "a\"b".into()));
+        assert_eq!(sanitize("Order Lines"), "order_lines");
+    }
+
+    #[test]
+    fn null_safe() {
+        assert_eq!(null_safe_eq("s", "d", &[]), "TRUE");
+        assert_eq!(
+            null_safe_eq("s", "d", &["_g1".into(), "_g2".into()]),
+            "s._g1 IS NOT DISTINCT FROM d._g1 AND s._g2 IS NOT DISTINCT FROM d._g2"
+        );
+    }
+}

@@ -1,0 +1,402 @@
+//! Running one statement: preparing it, the checks the server adds in
+//! front of DuckDB, and streaming its rows to the client.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use duckdb::arrow::array::RecordBatch;
+
+use super::reply::{FieldDesc, Reply, SqlError};
+use super::worker::Worker;
+use super::{ivm_bridge, Out};
+use crate::engine::{Column, Prepared, QueryResult, StatementKind};
+use crate::sql::{self, Command};
+use crate::types::{self, DuckType, Format, ParamValue};
+
+pub enum StmtKind {
+    /// An empty query string.
+    Empty,
+    /// Prepared by DuckDB.
+    Duck(RefCell<Prepared>),
+    /// Handled by the server itself (transactions, materialized views).
+    Command(Command),
+    /// An upsert or MERGE on a table views read, run as plain statements
+    /// so the capture triggers see every change.
+    Rewrite(sql::upsert::Rewrite),
+}
+
+pub struct Statement {
+    pub sql: String,
+    pub kind: StmtKind,
+    /// What the server checks before DuckDB runs it.
+    pub command: Command,
+    /// Parameter types the client declared in Parse (0 = unspecified).
+    pub client_oids: Vec<u32>,
+    params: Vec<DuckType>,
+    columns: Vec<Column>,
+}
+
+impl Statement {
+    pub fn param_types(&self) -> &[DuckType] {
+        &self.params
+    }
+    pub fn columns(&self) -> &[Column] {
+        &self.columns
+    }
+    pub fn is_empty(&self) -> bool {
+        matches!(self.kind, StmtKind::Empty)
+    }
+
+    /// Runs as several DuckDB statements that must commit together.
+    pub fn needs_transaction(&self) -> bool {
+        match &self.kind {
+            StmtKind::Rewrite(_) => true,
+            StmtKind::Command(c) => needs_transaction(c),
+            _ => false,
+        }
+    }
+
+    /// Whether executing it yields rows (Describe must say so beforehand).
+    fn returns_rows(&self) -> bool {
+        let StmtKind::Duck(p) = &self.kind else {
+            return false;
+        };
+        let kind = p.borrow().kind;
+        if self.columns.is_empty() {
+            return false;
+        }
+        match kind {
+            StatementKind::Select
+            | StatementKind::Explain
+            | StatementKind::Pragma
+            | StatementKind::Call => true,
+            StatementKind::Insert
+            | StatementKind::Update
+            | StatementKind::Delete
+            | StatementKind::Merge => has_returning(&self.sql),
+            StatementKind::Other => true,
+            _ => false,
+        }
+    }
+}
+
+fn has_returning(sql: &str) -> bool {
+    sql::lex::tokenize(sql).iter().any(|t| t.is_kw("RETURNING"))
+}
+
+pub fn is_transaction_control(cmd: &Command) -> bool {
+    matches!(
+        cmd,
+        Command::Begin | Command::Commit | Command::Rollback | Command::Savepoint
+    )
+}
+
+/// Statements the server runs as several DuckDB statements, which must
+/// succeed or fail together.
+pub fn needs_transaction(cmd: &Command) -> bool {
+    matches!(
+        cmd,
+        Command::CreateMatView { .. }
+            | Command::RefreshMatView { .. }
+            | Command::DropMatView { .. }
+            | Command::RenameMatView { .. }
+            | Command::DropRelation { .. }
+            | Command::AlterRelation { .. }
+    )
+}
+
+pub fn prepare(
+    w: &mut Worker,
+    text: &str,
+    cmd: Command,
+    client_oids: Vec<u32>,
+) -> Result<Statement, SqlError> {
+    let duck = matches!(
+        cmd,
+        Command::Passthrough | Command::DropRelation { .. } | Command::AlterRelation { .. }
+    );
+    let mut st = Statement {
+        sql: text.to_string(),
+        kind: StmtKind::Empty,
+        command: cmd.clone(),
+        client_oids,
+        params: Vec::new(),
+        columns: Vec::new(),
+    };
+    if text.trim().is_empty() {
+        return Ok(st);
+    }
+    if !duck {
+        if let Command::Show { name } = &cmd {
+            let shown = name.rsplit('.').next().unwrap_or(name).replace(' ', "_");
+            st.columns = vec![Column { name: shown, ty: DuckType::Varchar }];
+        }
+        st.kind = StmtKind::Command(cmd);
+        return Ok(st);
+    }
+    if let Some(r) = ivm_bridge::rewrite_for_capture(w, text)? {
+        st.kind = StmtKind::Rewrite(r);
+        return Ok(st);
+    }
+    let rewritten = crate::compat::rewrite(text);
+    let p = w.conn.prepare(rewritten.as_deref().unwrap_or(text))?;
+    st.params = p.params.clone();
+    // A declared parameter type wins over DuckDB's guess when DuckDB has none.
+    for (i, oid) in st.client_oids.iter().enumerate() {
+        if let (Some(slot), Some(t)) = (st.params.get_mut(i), types::duck_type_for_oid(*oid)) {
+            if matches!(slot, DuckType::Null | DuckType::Other(_)) {
+                *slot = t;
+            }
+        }
+    }
+    st.columns = p.columns.clone();
+    st.kind = StmtKind::Duck(RefCell::new(p));
+    Ok(st)
+}
+
+pub fn row_description(st: &Statement, formats: &[Format]) -> Reply {
+    if !st.returns_rows() {
+        return Reply::NoData;
+    }
+    Reply::RowDescription(fields(st.columns(), formats))
+}
+
+fn fields(cols: &[Column], formats: &[Format]) -> Vec<FieldDesc> {
+    cols.iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let pg = types::pg_type(&c.ty);
+            FieldDesc {
+                name: c.name.clone(),
+                oid: pg.oid,
+                len: pg.len,
+                typmod: pg.typmod,
+                format: formats.get(i).copied().unwrap_or(Format::Text),
+            }
+        })
+        .collect()
+}
+
+pub struct Portal {
+    pub stmt: Rc<Statement>,
+    pub params: Vec<ParamValue>,
+    pub formats: Vec<Format>,
+    pub state: PortalState,
+}
+
+pub enum PortalState {
+    New,
+    Streaming(Box<Stream>),
+    Done,
+}
+
+pub struct Stream {
+    /// DuckDB's open result; None once everything is in `queue`.
+    result: Option<QueryResult>,
+    queue: VecDeque<RecordBatch>,
+    /// Rows of the front batch already sent.
+    offset: usize,
+    cols: Vec<(DuckType, Format)>,
+    sent: u64,
+}
+
+impl Portal {
+    pub fn new(stmt: Rc<Statement>, params: Vec<ParamValue>, formats: Vec<Format>) -> Self {
+        Portal {
+            stmt,
+            params,
+            formats,
+            state: PortalState::New,
+        }
+    }
+}
+
+/// Moves a suspended portal's remaining rows out of DuckDB into memory.
+pub fn buffer_rest(p: &mut Portal) {
+    if let PortalState::Streaming(s) = &mut p.state {
+        if let Some(mut r) = s.result.take() {
+            loop {
+                match r.next_batch() {
+                    Ok(Some(b)) => s.queue.push_back(b),
+                    _ => break,
+                }
+            }
+        }
+    }
+}
+
+/// Executes (or continues) a portal, sending at most `limit` rows (0 = all).
+/// `describe` sends the RowDescription first (simple protocol).
+pub fn execute(
+    w: &mut Worker,
+    portal: &mut Portal,
+    limit: u64,
+    describe: bool,
+    out: &Out,
+) -> Result<(), SqlError> {
+    if let PortalState::New = portal.state {
+        let stmt = portal.stmt.clone();
+        match &stmt.kind {
+            StmtKind::Empty => {
+                out.send(Reply::EmptyQuery);
+                portal.state = PortalState::Done;
+                return Ok(());
+            }
+            StmtKind::Rewrite(r) => {
+                ivm_bridge::check_statement(w, &stmt.command, &stmt.sql, out)?;
+                let mut n = 0;
+                for (s, counted) in r.statements.iter().zip(&r.counted) {
+                    let rows = w.conn.exec(s)?;
+                    if *counted {
+                        n += rows;
+                    }
+                }
+                let tag = if r.tag == "INSERT" { format!("INSERT 0 {n}") } else { format!("MERGE {n}") };
+                out.send(Reply::Complete(tag));
+                portal.state = PortalState::Done;
+                return Ok(());
+            }
+            StmtKind::Command(cmd) => {
+                if describe {
+                    if let Command::Show { .. } = cmd {
+                        out.send(Reply::RowDescription(fields(stmt.columns(), &[])));
+                    }
+                }
+                if let Command::Copy(c) = cmd {
+                    match c {
+                        sql::copy::Copy::From { table, columns, options } => {
+                            ivm_bridge::check_statement(w, &Command::Passthrough, &format!("COPY {} FROM STDIN", table.quoted()), out)?;
+                            w.copy_from_start(table, columns, options, out)?;
+                        }
+                        sql::copy::Copy::To { source, options } => {
+                            let n = w.copy_to(source, options, out)?;
+                            out.send(Reply::Complete(format!("COPY {n}")));
+                        }
+                    }
+                    portal.state = PortalState::Done;
+                    return Ok(());
+                }
+                if let Some(r) = w.setting_command(cmd, out) {
+                    out.send(Reply::Complete(r?));
+                    portal.state = PortalState::Done;
+                    return Ok(());
+                }
+                let tag = ivm_bridge::run_command(w, cmd, out)?;
+                out.send(Reply::Complete(tag));
+                portal.state = PortalState::Done;
+                return Ok(());
+            }
+            StmtKind::Duck(p) => {
+                ivm_bridge::check_statement(w, &stmt.command, &stmt.sql, out)?;
+                let mut p = p.borrow_mut();
+                p.clear_bindings();
+                for (i, v) in portal.params.iter().enumerate() {
+                    p.bind(i + 1, v)?;
+                }
+                let mut result = w.conn.execute(&p)?;
+                if !result.returns_rows {
+                    let rows = result.drain_changed_rows()?;
+                    drop(result);
+                    ivm_bridge::after_statement(w, &stmt.command);
+                    out.send(Reply::Complete(sql::command_tag(
+                        &stmt.sql, p.kind, rows, false,
+                    )));
+                    portal.state = PortalState::Done;
+                    return Ok(());
+                }
+                let formats: Vec<Format> = if describe {
+                    Vec::new()
+                } else {
+                    portal.formats.clone()
+                };
+                let cols = result
+                    .columns
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        (
+                            c.ty.clone(),
+                            formats.get(i).copied().unwrap_or(Format::Text),
+                        )
+                    })
+                    .collect();
+                if describe {
+                    out.send(Reply::RowDescription(fields(&result.columns, &formats)));
+                }
+                portal.state = PortalState::Streaming(Box::new(Stream {
+                    result: Some(result),
+                    queue: VecDeque::new(),
+                    offset: 0,
+                    cols,
+                    sent: 0,
+                }));
+            }
+        }
+    }
+    let kind = match &portal.stmt.kind {
+        StmtKind::Duck(p) => p.borrow().kind,
+        _ => StatementKind::Select,
+    };
+    match &mut portal.state {
+        PortalState::Streaming(s) => {
+            let finished = fetch(s, limit, out)?;
+            if finished {
+                let tag = sql::command_tag(&portal.stmt.sql, kind, s.sent, true);
+                out.send(Reply::Complete(tag));
+                portal.state = PortalState::Done;
+            } else {
+                out.send(Reply::Suspended);
+            }
+        }
+        PortalState::Done => {
+            out.send(Reply::Complete(sql::command_tag(
+                &portal.stmt.sql,
+                kind,
+                0,
+                true,
+            )));
+        }
+        PortalState::New => unreachable!(),
+    }
+    Ok(())
+}
+
+/// Sends up to `limit` rows (0 = all); true when the result is exhausted.
+fn fetch(s: &mut Stream, limit: u64, out: &Out) -> Result<bool, SqlError> {
+    let ncols = s.cols.len() as i16;
+    let mut budget = if limit == 0 { u64::MAX } else { limit };
+    loop {
+        if s.queue.is_empty() {
+            match s.result.as_mut() {
+                Some(r) => match r.next_batch()? {
+                    Some(b) => s.queue.push_back(b),
+                    None => {
+                        s.result = None;
+                        return Ok(true);
+                    }
+                },
+                None => return Ok(true),
+            }
+        }
+        if budget == 0 {
+            // The limit is reached and rows remain: suspend.
+            return Ok(false);
+        }
+        let batch = s.queue.front().unwrap();
+        let avail = batch.num_rows() - s.offset;
+        let take = (avail as u64).min(budget) as usize;
+        let mut rows = Vec::with_capacity(take);
+        types::encode_rows(batch, &s.cols, s.offset, s.offset + take, &mut rows)?;
+        if !out.send(Reply::Rows(rows, ncols)) {
+            return Err(SqlError::new("08006", "client went away"));
+        }
+        s.sent += take as u64;
+        budget -= take as u64;
+        s.offset += take;
+        if s.offset >= batch.num_rows() {
+            s.queue.pop_front();
+            s.offset = 0;
+        }
+    }
+}

@@ -1,0 +1,302 @@
+//! Where sessions meet the IVM engine: materialized-view commands, and the
+//! checks that keep users from writing into views, internal state, or the
+//! tables views depend on.
+
+use duckdb::arrow::util::display::array_value_to_string;
+
+use super::reply::{Reply, SqlError};
+use super::worker::Worker;
+use super::Out;
+use crate::engine::Conn;
+use crate::ivm;
+use crate::sql::{self, Command, Name};
+
+/// The IVM engine's view of a session connection.
+pub struct ConnSql<'a>(pub &'a Conn);
+
+impl ivm::Sql for ConnSql<'_> {
+    fn exec(&mut self, sql: &str) -> Result<u64, ivm::SqlError> {
+        self.0
+            .exec(sql)
+            .map_err(|e| ivm::SqlError { message: e.message })
+    }
+
+    fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, ivm::SqlError> {
+        let err = |m: String| ivm::SqlError { message: m };
+        let mut r = self.0.query(sql).map_err(|e| err(e.message))?;
+        let mut rows = Vec::new();
+        while let Some(b) = r.next_batch().map_err(|e| err(e.message))? {
+            for i in 0..b.num_rows() {
+                let mut row = Vec::with_capacity(b.num_columns());
+                for c in b.columns() {
+                    row.push(if c.is_null(i) {
+                        None
+                    } else {
+                        Some(array_value_to_string(c, i).map_err(|e| err(e.to_string()))?)
+                    });
+                }
+                rows.push(row);
+            }
+        }
+        Ok(rows)
+    }
+}
+
+fn ivm_err(e: ivm::IvmError) -> SqlError {
+    SqlError::new(e.sqlstate(), e.to_string())
+}
+
+fn display(n: &Name) -> String {
+    n.name.clone()
+}
+
+/// Runs a materialized-view command; returns its command tag.
+pub fn run_command(w: &mut Worker, cmd: &Command, out: &Out) -> Result<String, SqlError> {
+    let outcome = match cmd {
+        Command::CreateMatView {
+            name,
+            columns,
+            query,
+            with_data,
+            if_not_exists,
+        } => {
+            check_internal_name(name)?;
+            let v = ivm::CreateView {
+                name: display(name),
+                columns: columns.clone(),
+                query: query.clone(),
+                with_data: *with_data,
+                if_not_exists: *if_not_exists,
+            };
+            let o = ivm::create_view(&mut ConnSql(&w.conn), &v).map_err(ivm_err)?;
+            w.shared
+                .matviews
+                .write()
+                .unwrap()
+                .insert(name.name.to_ascii_lowercase());
+            let tag = if *with_data {
+                format!("SELECT {}", o.rows)
+            } else {
+                "CREATE MATERIALIZED VIEW".into()
+            };
+            (o, tag)
+        }
+        Command::RefreshMatView { name, with_data } => {
+            let lock = w.shared.refresh_lock(&name.name);
+            let _guard = lock.lock().unwrap();
+            let o = ivm::refresh_view(&mut ConnSql(&w.conn), &name.name, *with_data)
+                .map_err(ivm_err)?;
+            (o, "REFRESH MATERIALIZED VIEW".into())
+        }
+        Command::DropMatView {
+            names,
+            if_exists,
+            cascade,
+        } => {
+            let names: Vec<String> = names.iter().map(display).collect();
+            let o = ivm::drop_views(&mut ConnSql(&w.conn), &names, *if_exists, *cascade)
+                .map_err(ivm_err)?;
+            reload_matviews(w);
+            (o, "DROP MATERIALIZED VIEW".into())
+        }
+        Command::RenameMatView { name, new_name } => {
+            let o =
+                ivm::rename_view(&mut ConnSql(&w.conn), &name.name, new_name).map_err(ivm_err)?;
+            reload_matviews(w);
+            (o, "ALTER MATERIALIZED VIEW".into())
+        }
+        _ => return Err(SqlError::new("XX000", "not a server command")),
+    };
+    for n in outcome.0.notices {
+        out.send(Reply::Notice(SqlError::new("00000", n)));
+    }
+    Ok(outcome.1)
+}
+
+fn check_internal_name(n: &Name) -> Result<(), SqlError> {
+    if n.schema
+        .as_deref()
+        .is_some_and(|s| s.eq_ignore_ascii_case("_duckmv"))
+    {
+        return Err(SqlError::new(
+            "42501",
+            "permission denied for schema _duckmv: it holds duckmv's internal state",
+        ));
+    }
+    Ok(())
+}
+
+/// Checks run before DuckDB executes a statement.
+pub fn check_statement(
+    w: &mut Worker,
+    cmd: &Command,
+    text: &str,
+    out: &Out,
+) -> Result<(), SqlError> {
+    match cmd {
+        Command::Passthrough => {
+            for t in sql::write_targets(text) {
+                check_internal_name(&t)?;
+                if w.shared.is_matview(&t.name) {
+                    return Err(SqlError::new(
+                        "42809",
+                        format!("cannot change materialized view \"{}\"", t.name),
+                    ));
+                }
+            }
+            if touches_internal_schema(text) {
+                return Err(SqlError::new(
+                    "42501",
+                    "permission denied for schema _duckmv: it holds duckmv's internal state",
+                ));
+            }
+        }
+        Command::DropRelation { names, cascade } => {
+            for n in names {
+                check_internal_name(n)?;
+                if w.shared.is_matview(&n.name) {
+                    let mut e =
+                        SqlError::new("42809", format!("\"{}\" is not a table or view", n.name));
+                    e.hint =
+                        Some("Use DROP MATERIALIZED VIEW to remove a materialized view.".into());
+                    return Err(e);
+                }
+                let deps = ivm::dependents(&mut ConnSql(&w.conn), &n.name).map_err(ivm_err)?;
+                if deps.is_empty() {
+                    continue;
+                }
+                if !*cascade {
+                    let mut e = SqlError::new(
+                        "2BP01",
+                        format!("cannot drop {} because other objects depend on it", n.name),
+                    );
+                    e.detail = Some(
+                        deps.iter()
+                            .map(|d| format!("materialized view {d} depends on {}", n.name))
+                            .collect::<Vec<_>>()
+                            .join("\n"),
+                    );
+                    e.hint = Some("Use DROP ... CASCADE to drop the dependent objects too.".into());
+                    return Err(e);
+                }
+                for d in &deps {
+                    out.send(Reply::Notice(SqlError::new(
+                        "00000",
+                        format!("drop cascades to materialized view {d}"),
+                    )));
+                }
+                ivm::drop_views(&mut ConnSql(&w.conn), &deps, true, true).map_err(ivm_err)?;
+                reload_matviews(w);
+            }
+        }
+        Command::AlterRelation { name } => {
+            check_internal_name(name)?;
+            if w.shared.is_matview(&name.name) {
+                return Err(SqlError::new(
+                    "42809",
+                    format!(
+                        "\"{}\" is a materialized view: use ALTER MATERIALIZED VIEW",
+                        name.name
+                    ),
+                ));
+            }
+            let deps = ivm::dependents(&mut ConnSql(&w.conn), &name.name).map_err(ivm_err)?;
+            if !deps.is_empty() {
+                let cascade = sql::lex::tokenize(text).iter().any(|t| t.is_kw("CASCADE"));
+                if !cascade {
+                    let mut e = SqlError::new(
+                        "2BP01",
+                        format!(
+                            "cannot alter {} because other objects depend on it",
+                            name.name
+                        ),
+                    );
+                    e.detail = Some(
+                        deps.iter()
+                            .map(|d| format!("materialized view {d} depends on {}", name.name))
+                            .collect::<Vec<_>>()
+                            .join("\n"),
+                    );
+                    e.hint =
+                        Some("Drop the dependent materialized views first, or add CASCADE.".into());
+                    return Err(e);
+                }
+                for d in &deps {
+                    out.send(Reply::Notice(SqlError::new(
+                        "00000",
+                        format!("drop cascades to materialized view {d}"),
+                    )));
+                }
+                ivm::drop_views(&mut ConnSql(&w.conn), &deps, true, true).map_err(ivm_err)?;
+                reload_matviews(w);
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// DDL aimed at the internal schema (CREATE/DROP/ALTER ... _duckmv.x).
+fn touches_internal_schema(text: &str) -> bool {
+    let words = sql::lex::leading_words(text, 1);
+    if !matches!(
+        words.first().map(String::as_str),
+        Some("CREATE" | "DROP" | "ALTER" | "COMMENT")
+    ) {
+        return false;
+    }
+    let toks = sql::lex::tokenize(text);
+    toks.windows(2).any(|w| {
+        matches!(w[0].kind, sql::lex::Tok::Word | sql::lex::Tok::Ident)
+            && w[0].text.eq_ignore_ascii_case("_duckmv")
+            && w[1].is_punct(".")
+    })
+}
+
+/// Hook after DuckDB ran a statement.
+pub fn after_statement(_w: &mut Worker, _cmd: &Command) {}
+
+/// Re-reads the names of materialized views from the catalog.
+pub fn reload_matviews(w: &mut Worker) {
+    use ivm::Sql;
+    if let Ok(rows) = ConnSql(&w.conn).query("SELECT name FROM _duckmv.views") {
+        w.shared.set_matviews(
+            rows.into_iter()
+                .filter_map(|r| r.into_iter().next().flatten()),
+        );
+    }
+}
+
+/// For an upsert or MERGE whose target a materialized view reads: the plain
+/// statements to run instead (DuckDB refuses both on tables with capture
+/// triggers). None for every other statement.
+pub fn rewrite_for_capture(w: &mut Worker, text: &str) -> Result<Option<sql::upsert::Rewrite>, SqlError> {
+    use ivm::Sql;
+    let first = sql::lex::leading_words(text, 1);
+    let candidate = match first.first().map(String::as_str) {
+        Some("MERGE") => true,
+        Some("INSERT") => text.to_ascii_uppercase().contains("CONFLICT"),
+        _ => false,
+    };
+    if !candidate {
+        return Ok(None);
+    }
+    let conn = &w.conn;
+    let mut columns = |t: &str| -> Result<Vec<String>, String> {
+        let q = format!(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = '{}' AND table_schema NOT IN ('_duckmv') ORDER BY ordinal_position",
+            t.replace('\'', "''")
+        );
+        let rows = ConnSql(conn).query(&q).map_err(|e| e.message)?;
+        Ok(rows.into_iter().filter_map(|r| r.into_iter().next().flatten()).collect())
+    };
+    let Some(r) = sql::upsert::rewrite(text, &mut columns) else { return Ok(None) };
+    let table = match &r {
+        Ok(r) => r.table.clone(),
+        Err(_) => sql::write_targets(text).first().map(|n| n.name.clone()).unwrap_or_default(),
+    };
+    if ivm::dependents(&mut ConnSql(&w.conn), &table).map_err(ivm_err)?.is_empty() {
+        return Ok(None);
+    }
+    r.map(Some).map_err(|m| SqlError::new("0A000", m))
+}

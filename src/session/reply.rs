@@ -1,0 +1,87 @@
+//! What a session says back to its client, independent of the wire
+//! library: the `wire` layer turns each reply into protocol messages.
+
+use bytes::BytesMut;
+
+use crate::types::Format;
+
+/// One result column as RowDescription describes it.
+#[derive(Clone, Debug)]
+pub struct FieldDesc {
+    pub name: String,
+    pub oid: u32,
+    pub len: i16,
+    pub typmod: i32,
+    pub format: Format,
+}
+
+/// An error or notice with its SQLSTATE.
+#[derive(Clone, Debug)]
+pub struct SqlError {
+    pub code: String,
+    pub message: String,
+    pub detail: Option<String>,
+    pub hint: Option<String>,
+}
+
+impl SqlError {
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        SqlError {
+            code: code.to_string(),
+            message: message.into(),
+            detail: None,
+            hint: None,
+        }
+    }
+}
+
+impl From<crate::engine::EngineError> for SqlError {
+    fn from(e: crate::engine::EngineError) -> Self {
+        let code = e.sqlstate();
+        if code == "57014" {
+            return SqlError::new(code, "canceling statement due to user request");
+        }
+        SqlError::new(code, e.client_message())
+    }
+}
+
+impl From<crate::types::TypeError> for SqlError {
+    fn from(e: crate::types::TypeError) -> Self {
+        SqlError::new(e.sqlstate(), e.to_string())
+    }
+}
+
+/// Transaction status as ReadyForQuery reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxStatus {
+    Idle,
+    InBlock,
+    Failed,
+}
+
+#[derive(Debug)]
+pub enum Reply {
+    RowDescription(Vec<FieldDesc>),
+    ParameterDescription(Vec<u32>),
+    NoData,
+    /// DataRow bodies (length-prefixed fields) of `fields` columns each.
+    Rows(Vec<BytesMut>, i16),
+    Complete(String),
+    Suspended,
+    EmptyQuery,
+    Notice(SqlError),
+    Warning(SqlError),
+    ParameterStatus(String, String),
+    Error(SqlError),
+    ParseComplete,
+    BindComplete,
+    CloseComplete,
+    Ready(TxStatus),
+    /// The transaction status changed without a ReadyForQuery (COPY done:
+    /// the protocol layer sends that itself).
+    Status(TxStatus),
+    CopyInResponse(i16),
+    CopyOutResponse(i16),
+    CopyData(Vec<u8>),
+    CopyDone,
+}

@@ -1,0 +1,47 @@
+//! State every session shares: the database and what the server knows
+//! about materialized views without asking DuckDB on every statement.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, RwLock};
+
+use crate::engine::Database;
+
+pub struct Shared {
+    pub db: Arc<Database>,
+    /// Lower-cased names of materialized views, so writes to them can be
+    /// refused (42809) without a catalog query per statement.
+    pub matviews: RwLock<HashSet<String>>,
+    /// One lock per view: refreshes of the same view run one at a time.
+    refresh_locks: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+}
+
+impl Shared {
+    pub fn new(db: Arc<Database>) -> Self {
+        Shared {
+            db,
+            matviews: RwLock::new(HashSet::new()),
+            refresh_locks: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn is_matview(&self, name: &str) -> bool {
+        self.matviews
+            .read()
+            .unwrap()
+            .contains(&name.to_ascii_lowercase())
+    }
+
+    pub fn set_matviews(&self, names: impl IntoIterator<Item = String>) {
+        *self.matviews.write().unwrap() =
+            names.into_iter().map(|n| n.to_ascii_lowercase()).collect();
+    }
+
+    pub fn refresh_lock(&self, view: &str) -> Arc<Mutex<()>> {
+        self.refresh_locks
+            .lock()
+            .unwrap()
+            .entry(view.to_ascii_lowercase())
+            .or_default()
+            .clone()
+    }
+}

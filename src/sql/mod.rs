@@ -1,0 +1,13 @@
+//! Statement text: splitting a query string, reading what a statement is,
+//! and the command tags PostgreSQL clients expect.
+
+pub mod classify;
+pub mod copy;
+pub mod lex;
+pub mod split;
+pub mod upsert;
+
+pub use classify::{
+    classify, command_tag, quote_ident, write_targets, ClassifyError, Command, Name,
+};
+pub use split::split_statements;

@@ -1,0 +1,90 @@
+"""asyncpg against duckmv: binary protocol, type introspection, a
+materialized view refreshed and read back.
+
+Usage: python3 asyncpg_client.py HOST PORT.
+"""
+import asyncio
+import datetime
+import sys
+from decimal import Decimal
+
+import asyncpg
+
+from checks import check, done
+
+
+async def main(host, port):
+    conn = await asyncpg.connect(host=host, port=port, user="test", database="test")
+    print(f"asyncpg {asyncpg.__version__}, server {conn.get_server_version()}")
+    await conn.execute("DROP MATERIALIZED VIEW IF EXISTS apg_daily")
+    await conn.execute("DROP TABLE IF EXISTS apg_events")
+    await conn.execute(
+        "CREATE TABLE apg_events (id bigint PRIMARY KEY, kind text, at date, "
+        "val double precision, ok boolean, price numeric(8,2), tags text[])"
+    )
+    await conn.execute(
+        "CREATE MATERIALIZED VIEW apg_daily AS "
+        "SELECT at, count(*) AS n, sum(val) AS total FROM apg_events GROUP BY at"
+    )
+    d1, d2 = datetime.date(2024, 1, 1), datetime.date(2024, 1, 2)
+    # executemany with binary parameters.
+    await conn.executemany(
+        "INSERT INTO apg_events VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        [
+            (1, "x", d1, 1.5, True, Decimal("1.10"), ["a", "b"]),
+            (2, "y", d1, 2.5, False, Decimal("2.20"), []),
+            (3, "x", d2, 4.0, None, None, None),
+        ],
+    )
+    row = await conn.fetchrow("SELECT * FROM apg_events WHERE id = $1", 1)
+    check(
+        "binary round trip of a row",
+        tuple(row),
+        (1, "x", d1, 1.5, True, Decimal("1.10"), ["a", "b"]),
+    )
+    check("fetchval with a typed parameter", await conn.fetchval("SELECT $1::int * 2", 21), 42)
+    # A prepared statement reused.
+    stmt = await conn.prepare("SELECT kind FROM apg_events WHERE id = $1")
+    check("prepared statement", [await stmt.fetchval(i) for i in (1, 2, 3)], ["x", "y", "x"])
+    check(
+        "prepared statement parameter types (introspected)",
+        [t.name for t in stmt.get_parameters()],
+        ["int8"],
+    )
+    check(
+        "prepared statement result type",
+        [(a.name, a.type.name) for a in stmt.get_attributes()],
+        [("kind", "text")],
+    )
+    # Transactions.
+    try:
+        async with conn.transaction():
+            await conn.execute("INSERT INTO apg_events (id, kind, at, val) VALUES (9, 'z', $1, 1)", d2)
+            raise RuntimeError("roll back")
+    except RuntimeError:
+        pass
+    check("transaction rolled back", await conn.fetchval("SELECT count(*) FROM apg_events WHERE id = 9"), 0)
+
+    await conn.execute("REFRESH MATERIALIZED VIEW apg_daily")
+    rows = await conn.fetch("SELECT at, n, total FROM apg_daily ORDER BY at")
+    check("materialized view after refresh", [tuple(r) for r in rows], [(d1, 2, 4.0), (d2, 1, 4.0)])
+    await conn.execute("INSERT INTO apg_events (id, kind, at, val) VALUES (4, 'y', $1, 10)", d2)
+    await conn.execute("REFRESH MATERIALIZED VIEW apg_daily")
+    rows = await conn.fetch("SELECT at, n, total FROM apg_daily ORDER BY at")
+    check("materialized view after a second refresh", [tuple(r) for r in rows], [(d1, 2, 4.0), (d2, 2, 14.0)])
+
+    # Type introspection: a type asyncpg does not know up front forces it to
+    # query pg_type (its introspection query), e.g. a codec for json.
+    await conn.set_type_codec("json", encoder=str, decoder=lambda s: "json:" + s, schema="pg_catalog")
+    check("set_type_codec(json) introspection", await conn.fetchval("SELECT '{\"a\": 1}'::json"), 'json:{"a": 1}')
+    kinds = await conn.fetch(
+        "SELECT c.relname, c.relkind FROM pg_catalog.pg_class c "
+        "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = 'public' AND c.relname LIKE 'apg_%' ORDER BY 1"
+    )
+    check("pg_class kinds", [tuple(r) for r in kinds], [("apg_daily", "m"), ("apg_events", "r"), ("apg_events_pkey", "i")])
+    await conn.close()
+
+
+asyncio.run(main(sys.argv[1], int(sys.argv[2])))
+done()

@@ -1,0 +1,429 @@
+//! Materialized views over the wire: every maintained shape under seeded
+//! random DML, with the oracle after each refresh — the view equals its
+//! defining query run fresh, as bags, in both directions.
+
+mod common;
+
+use common::TestServer;
+use tokio_postgres::{Client, SimpleQueryMessage};
+
+/// A small deterministic PRNG so failures replay.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> i64 {
+        (self.next() % n) as i64
+    }
+    /// A small value, NULL one time in `null_one_in`.
+    fn val(&mut self, range: u64, null_one_in: u64) -> String {
+        if self.below(null_one_in) == 0 {
+            "NULL".into()
+        } else {
+            self.below(range).to_string()
+        }
+    }
+}
+
+async fn count(c: &Client, sql: &str) -> i64 {
+    let rows = c
+        .simple_query(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    for m in rows {
+        if let SimpleQueryMessage::Row(r) = m {
+            return r.get(0).unwrap().parse().unwrap();
+        }
+    }
+    panic!("no row from {sql}");
+}
+
+async fn dump(c: &Client, sql: &str) -> String {
+    let mut out = String::new();
+    for m in c.simple_query(sql).await.unwrap() {
+        if let SimpleQueryMessage::Row(r) = m {
+            let vals: Vec<String> = (0..r.len())
+                .map(|i| r.get(i).unwrap_or("NULL").to_string())
+                .collect();
+            out.push_str(&vals.join("|"));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The oracle: `(mv EXCEPT ALL q) UNION ALL (q EXCEPT ALL mv)` is empty.
+async fn oracle(c: &Client, view: &str, query: &str, context: &str) {
+    let diff = format!(
+        "(SELECT * FROM {view} EXCEPT ALL ({query})) UNION ALL (({query}) EXCEPT ALL SELECT * FROM {view})"
+    );
+    let n = count(c, &format!("SELECT count(*) FROM ({diff}) d")).await;
+    if n != 0 {
+        panic!(
+            "oracle failed for {view} after {context}: {n} rows differ\nview:\n{}\nquery:\n{}",
+            dump(c, &format!("SELECT * FROM {view} ORDER BY ALL")).await,
+            dump(c, &format!("SELECT * FROM ({query}) q ORDER BY ALL")).await
+        );
+    }
+}
+
+async fn exec(c: &Client, sql: &str) {
+    c.batch_execute(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+}
+
+/// One random change to tables a(k, g, v) and b(k, w).
+fn random_dml(r: &mut Rng) -> String {
+    match r.below(9) {
+        0 | 1 => {
+            let n = 1 + r.below(4);
+            let rows: Vec<String> = (0..n)
+                .map(|_| format!("({}, {}, {})", r.val(6, 8), r.val(4, 6), r.val(30, 6)))
+                .collect();
+            format!("INSERT INTO a VALUES {}", rows.join(", "))
+        }
+        2 => {
+            let row = format!("({}, {}, {})", r.val(6, 8), r.val(4, 6), r.val(30, 6));
+            format!("INSERT INTO a VALUES {row}, {row}")
+        }
+        3 => format!("DELETE FROM a WHERE k = {}", r.below(6)),
+        4 => format!("UPDATE a SET g = {} WHERE k = {}", r.val(4, 5), r.below(6)),
+        5 => format!(
+            "UPDATE a SET v = v + {} WHERE g = {}",
+            r.below(7) - 3,
+            r.below(4)
+        ),
+        6 => format!(
+            "DELETE FROM a WHERE v = (SELECT max(v) FROM a WHERE g = {})",
+            r.below(4)
+        ),
+        7 => {
+            let n = 1 + r.below(3);
+            let rows: Vec<String> = (0..n)
+                .map(|_| format!("({}, {})", r.val(6, 7), r.val(10, 6)))
+                .collect();
+            format!("INSERT INTO b VALUES {}", rows.join(", "))
+        }
+        _ => match r.below(3) {
+            0 => format!("DELETE FROM b WHERE k = {}", r.below(6)),
+            1 => format!("UPDATE b SET k = {} WHERE w = {}", r.val(6, 6), r.below(10)),
+            _ => format!("UPDATE b SET w = w + 1 WHERE k = {}", r.below(6)),
+        },
+    }
+}
+
+const SHAPES: &[(&str, &str)] = &[
+    ("v_proj", "SELECT k, v * 2 AS v2, g FROM a WHERE v > 3"),
+    ("v_agg", "SELECT g, count(*) AS n, count(v) AS nv, sum(v) AS s, avg(v) AS av, min(v) AS lo, max(v) AS hi FROM a GROUP BY g"),
+    ("v_having", "SELECT g, sum(v) AS s FROM a GROUP BY g HAVING count(*) > 1"),
+    ("v_total", "SELECT count(*) AS n, sum(v) AS s, min(v) AS lo, max(v) AS hi FROM a"),
+    ("v_distinct", "SELECT DISTINCT g, k FROM a"),
+    ("v_join", "SELECT a.k, a.v, b.w FROM a JOIN b ON a.k = b.k"),
+    ("v_join_pred", "SELECT a.k, b.w FROM a, b WHERE a.k = b.k AND a.v < b.w + 10"),
+    ("v_self", "SELECT x.k, x.v, y.v AS v2 FROM a x JOIN a y ON x.k = y.k AND x.g <> y.g"),
+    ("v_join_agg", "SELECT b.w, count(*) AS n, sum(a.v) AS s, max(a.v) AS hi FROM a JOIN b ON a.k = b.k GROUP BY b.w"),
+    ("v_union", "SELECT k, v FROM a WHERE g = 1 UNION ALL SELECT k, w FROM b"),
+    ("v_sub", "SELECT s.g, s.v FROM (SELECT g, v FROM a WHERE v IS NOT NULL) s WHERE s.g > 0"),
+    ("v_cte", "WITH big AS (SELECT k, v FROM a WHERE v > 5) SELECT big.k, count(*) AS n FROM big JOIN b ON big.k = b.k GROUP BY big.k"),
+];
+
+async fn setup(c: &Client, r: &mut Rng) {
+    exec(
+        c,
+        "CREATE TABLE a (k INT, g INT, v INT); CREATE TABLE b (k INT, w INT)",
+    )
+    .await;
+    for _ in 0..6 {
+        exec(c, &random_dml(r)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_shape_stays_equal_to_its_query_under_random_dml() {
+    let server = TestServer::start();
+    let c = server.client().await;
+    let mut r = Rng(0x9E37_79B9_7F4A_7C15);
+    setup(&c, &mut r).await;
+    for (name, q) in SHAPES {
+        exec(&c, &format!("CREATE MATERIALIZED VIEW {name} AS {q}")).await;
+        oracle(&c, name, q, "create").await;
+    }
+    // A view over a view.
+    let vv = "SELECT g, n FROM v_agg WHERE n > 1";
+    exec(&c, &format!("CREATE MATERIALIZED VIEW v_over AS {vv}")).await;
+
+    for round in 0..25 {
+        let batches = 1 + r.below(3);
+        for _ in 0..batches {
+            if r.below(5) == 0 {
+                // A rolled-back transaction leaves no delta.
+                exec(
+                    &c,
+                    &format!(
+                        "BEGIN; {}; {}; ROLLBACK",
+                        random_dml(&mut r),
+                        random_dml(&mut r)
+                    ),
+                )
+                .await;
+            } else {
+                exec(&c, &random_dml(&mut r)).await;
+            }
+        }
+        for (name, q) in SHAPES {
+            exec(&c, &format!("REFRESH MATERIALIZED VIEW {name}")).await;
+            oracle(&c, name, q, &format!("round {round}")).await;
+        }
+        exec(&c, "REFRESH MATERIALIZED VIEW v_over").await;
+        oracle(&c, "v_over", vv, &format!("round {round}")).await;
+    }
+    // Incremental shapes are announced as such in the catalog.
+    for (name, _) in SHAPES {
+        let strategy = dump(
+            &c,
+            &format!("SELECT strategy FROM duckmv.views WHERE name = '{name}'"),
+        )
+        .await;
+        assert!(
+            !strategy.to_lowercase().starts_with("full"),
+            "{name} fell back to full recompute: {strategy}"
+        );
+    }
+}
+
+#[test]
+fn the_issue_example_through_psql() {
+    let server = TestServer::start();
+    let out = server.psql_ok(
+        &["-A", "-t", "-v", "ON_ERROR_STOP=1"],
+        "CREATE TABLE sales (region VARCHAR, product VARCHAR, amount INT);
+         INSERT INTO sales VALUES ('US','Widget',100), ('EU','Gadget',200);
+         CREATE MATERIALIZED VIEW regional AS
+           SELECT region, SUM(amount) AS total, COUNT(*) AS n, MAX(amount) AS top
+           FROM sales GROUP BY region;
+         INSERT INTO sales VALUES ('US','Bolt',50), ('JP','Gear',300);
+         DELETE FROM sales WHERE product = 'Gadget';
+         REFRESH MATERIALIZED VIEW regional;
+         SELECT * FROM regional ORDER BY region;
+         SELECT count(*) FROM ((SELECT * FROM regional EXCEPT ALL SELECT region, SUM(amount), COUNT(*), MAX(amount) FROM sales GROUP BY region)
+            UNION ALL (SELECT region, SUM(amount), COUNT(*), MAX(amount) FROM sales GROUP BY region EXCEPT ALL SELECT * FROM regional)) d;",
+    );
+    let lines: Vec<&str> = out.lines().filter(|l| !l.is_empty()).collect();
+    let tail = &lines[lines.len() - 3..];
+    assert_eq!(
+        tail,
+        ["JP|300|1|300", "US|150|2|100", "0"],
+        "psql printed:\n{out}"
+    );
+}
+
+/// Every DML form is captured, and its rolled-back twin leaves nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_dml_form_is_captured_and_rollbacks_leave_no_delta() {
+    let server = TestServer::start();
+    let c = server.client().await;
+    exec(&c, "CREATE SEQUENCE ids START 100000; CREATE TABLE t (id INT PRIMARY KEY DEFAULT nextval('ids'), grp VARCHAR DEFAULT 'd', amount INT DEFAULT 7)").await;
+    exec(&c, "CREATE TABLE src (id INT, grp VARCHAR, amount INT)").await;
+    exec(
+        &c,
+        "INSERT INTO t VALUES (1, 'x', 10), (2, 'y', 20), (3, 'x', 30)",
+    )
+    .await;
+    exec(
+        &c,
+        "INSERT INTO src VALUES (2, 'z', 200), (4, 'z', 400), (5, 'x', 500)",
+    )
+    .await;
+    let q = "SELECT grp, count(*) AS n, sum(amount) AS s, max(amount) AS hi FROM t GROUP BY grp";
+    exec(&c, &format!("CREATE MATERIALIZED VIEW tv AS {q}")).await;
+    let csv = std::env::temp_dir().join(format!("duckmv_copy_{}.csv", std::process::id()));
+    std::fs::write(&csv, "id,grp,amount\n60,c,6\n61,c,7\n").unwrap();
+    let forms: Vec<String> = vec![
+        "INSERT INTO t VALUES (10, 'a', 1), (11, 'b', 2)".into(),
+        "INSERT INTO t SELECT id + 20, grp, amount FROM src".into(),
+        "INSERT INTO t (id) VALUES (30)".into(),
+        "INSERT INTO t DEFAULT VALUES".into(),
+        "INSERT INTO t VALUES (31, 'r', 3) RETURNING id".into(),
+        "UPDATE t SET amount = amount + 1 WHERE grp = 'x'".into(),
+        "UPDATE t SET amount = src.amount FROM src WHERE t.id = src.id".into(),
+        "DELETE FROM t WHERE id = 1".into(),
+        "DELETE FROM t USING src WHERE t.id = src.id".into(),
+        "INSERT INTO t VALUES (1, 'n', 5), (40, 'n', 6) ON CONFLICT DO NOTHING".into(),
+        "INSERT INTO t VALUES (3, 'u', 33), (41, 'u', 44) ON CONFLICT (id) DO UPDATE SET amount = excluded.amount, grp = excluded.grp".into(),
+        "MERGE INTO t USING src ON t.id = src.id WHEN MATCHED THEN UPDATE SET amount = src.amount WHEN NOT MATCHED THEN INSERT VALUES (src.id, src.grp, src.amount)".into(),
+        "WITH gone AS (DELETE FROM t WHERE amount > 100 RETURNING id) SELECT count(*) FROM gone".into(),
+        format!("COPY t FROM '{}' (HEADER)", csv.display()),
+        "TRUNCATE t".into(),
+    ];
+    for form in &forms {
+        // Rolled back: the view, refreshed, still equals the (unchanged) query.
+        let before = dump(&c, "SELECT * FROM t ORDER BY id").await;
+        exec(&c, &format!("BEGIN; {form}; ROLLBACK")).await;
+        exec(&c, "REFRESH MATERIALIZED VIEW tv").await;
+        oracle(&c, "tv", q, &format!("rolled-back {form}")).await;
+        assert_eq!(before, dump(&c, "SELECT * FROM t ORDER BY id").await);
+        // Committed: captured.
+        exec(&c, form).await;
+        exec(&c, "REFRESH MATERIALIZED VIEW tv").await;
+        oracle(&c, "tv", q, form).await;
+        // Keep some rows around for the next forms.
+        exec(&c, "INSERT INTO t SELECT id + 100 + (SELECT coalesce(max(id), 0) FROM t), grp, amount FROM src").await;
+        exec(&c, "REFRESH MATERIALIZED VIEW tv").await;
+        oracle(&c, "tv", q, &format!("after {form}")).await;
+    }
+    let _ = std::fs::remove_file(csv);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_writers_and_a_refresher_loop() {
+    let server = TestServer::start();
+    let c = server.client().await;
+    exec(
+        &c,
+        "CREATE TABLE a (k INT, g INT, v INT); CREATE TABLE b (k INT, w INT)",
+    )
+    .await;
+    let q = "SELECT g, count(*) AS n, sum(v) AS s, min(v) AS lo FROM a GROUP BY g";
+    let qj = "SELECT a.g, b.w FROM a JOIN b ON a.k = b.k";
+    exec(&c, &format!("CREATE MATERIALIZED VIEW cv AS {q}")).await;
+    exec(&c, &format!("CREATE MATERIALIZED VIEW cj AS {qj}")).await;
+    let mut writers = Vec::new();
+    for seed in 1..=4u64 {
+        let w = server.client().await;
+        writers.push(tokio::spawn(async move {
+            let mut r = Rng(seed * 7919);
+            for i in 0..40 {
+                let sql = random_dml(&mut r);
+                // Write conflicts between writers are allowed to fail (40001).
+                if let Err(e) = w.batch_execute(&sql).await {
+                    assert_eq!(e.code().map(|c| c.code()), Some("40001"), "{sql}: {e}");
+                }
+                if i % 9 == 0 {
+                    let _ = w
+                        .batch_execute(&format!("BEGIN; {}; ROLLBACK", random_dml(&mut r)))
+                        .await;
+                }
+            }
+        }));
+    }
+    let refresher = server.client().await;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let loop_task = tokio::spawn(async move {
+        let mut n = 0;
+        while !stop2.load(std::sync::atomic::Ordering::Relaxed) {
+            for v in ["cv", "cj"] {
+                if let Err(e) = refresher
+                    .batch_execute(&format!("REFRESH MATERIALIZED VIEW {v}"))
+                    .await
+                {
+                    assert_eq!(e.code().map(|c| c.code()), Some("40001"), "refresh: {e}");
+                }
+            }
+            n += 1;
+        }
+        n
+    });
+    for w in writers {
+        w.await.unwrap();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let refreshes = loop_task.await.unwrap();
+    assert!(refreshes > 1, "the refresher ran {refreshes} times");
+    exec(
+        &c,
+        "REFRESH MATERIALIZED VIEW cv; REFRESH MATERIALIZED VIEW cj",
+    )
+    .await;
+    oracle(&c, "cv", q, "concurrent writers").await;
+    oracle(&c, "cj", qj, "concurrent writers").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deltas_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("restart.duckdb");
+    let q = "SELECT g, count(*) AS n, sum(v) AS s, max(v) AS hi FROM a GROUP BY g";
+    {
+        let server = TestServer::start_with(&db);
+        let c = server.client().await;
+        exec(&c, "CREATE TABLE a (k INT, g INT, v INT)").await;
+        exec(
+            &c,
+            "INSERT INTO a VALUES (1, 1, 10), (2, 1, 20), (3, 2, 30)",
+        )
+        .await;
+        exec(&c, &format!("CREATE MATERIALIZED VIEW rv AS {q}")).await;
+        exec(
+            &c,
+            "INSERT INTO a VALUES (4, 2, 40); DELETE FROM a WHERE k = 2",
+        )
+        .await;
+        drop(c);
+        server.terminate();
+    }
+    let server = TestServer::start_with(&db);
+    let c = server.client().await;
+    exec(&c, "REFRESH MATERIALIZED VIEW rv").await;
+    oracle(&c, "rv", q, "restart").await;
+    exec(
+        &c,
+        "UPDATE a SET g = 3 WHERE k = 4; REFRESH MATERIALIZED VIEW rv",
+    )
+    .await;
+    oracle(&c, "rv", q, "restart + update").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn views_refuse_writes_and_protect_their_sources() {
+    let server = TestServer::start();
+    let c = server.client().await;
+    exec(
+        &c,
+        "CREATE TABLE base (x INT); INSERT INTO base VALUES (1), (2)",
+    )
+    .await;
+    exec(&c, "CREATE MATERIALIZED VIEW mv AS SELECT x FROM base").await;
+    let code =
+        |r: Result<u64, tokio_postgres::Error>| r.unwrap_err().code().unwrap().code().to_string();
+    assert_eq!(
+        code(c.execute("INSERT INTO mv VALUES (3)", &[]).await),
+        "42809"
+    );
+    assert_eq!(code(c.execute("DELETE FROM mv", &[]).await), "42809");
+    assert_eq!(code(c.execute("DROP TABLE base", &[]).await), "2BP01");
+    assert_eq!(
+        code(c.execute("ALTER TABLE base ADD COLUMN y INT", &[]).await),
+        "2BP01"
+    );
+    assert_eq!(
+        code(c.execute("DELETE FROM _duckmv.views", &[]).await),
+        "42501"
+    );
+    // The session survives and the view is listed.
+    let listed = dump(&c, "SELECT matviewname, ispopulated FROM pg_matviews").await;
+    assert!(
+        listed.contains("mv|t") || listed.contains("mv|true"),
+        "pg_matviews: {listed}"
+    );
+    // WITH NO DATA: unreadable until refreshed.
+    exec(
+        &c,
+        "CREATE MATERIALIZED VIEW lazy AS SELECT x FROM base WITH NO DATA",
+    )
+    .await;
+    assert_eq!(code(c.execute("SELECT * FROM lazy", &[]).await), "55000");
+    exec(&c, "REFRESH MATERIALIZED VIEW lazy").await;
+    oracle(&c, "lazy", "SELECT x FROM base", "first refresh").await;
+    // Rename, then CASCADE drops dependants with the table.
+    exec(&c, "ALTER MATERIALIZED VIEW lazy RENAME TO eager").await;
+    oracle(&c, "eager", "SELECT x FROM base", "rename").await;
+    exec(&c, "DROP TABLE base CASCADE").await;
+    assert_eq!(count(&c, "SELECT count(*) FROM pg_matviews").await, 0);
+}
