@@ -17,4 +17,33 @@ pub struct Config {
     /// database that lives only as long as the server.
     #[arg(long, env = "DUCKMV_DATABASE", default_value = "./duckmv.duckdb")]
     pub database: String,
+
+    /// How clients authenticate: trust, password (cleartext), md5 or
+    /// scram-sha-256. Defaults to trust without users, scram-sha-256 with.
+    #[arg(long, env = "DUCKMV_AUTH", value_enum)]
+    pub auth: Option<crate::wire::AuthMethod>,
+
+    /// A user allowed to connect, as NAME:PASSWORD (repeatable).
+    #[arg(long = "user", env = "DUCKMV_USERS", value_delimiter = ',')]
+    pub users: Vec<String>,
+
+    /// A file of NAME:PASSWORD lines, one user each.
+    #[arg(long, env = "DUCKMV_USERS_FILE")]
+    pub users_file: Option<String>,
+
+    /// Allow listening on a non-loopback address without authentication.
+    #[arg(long, env = "DUCKMV_ALLOW_UNAUTHENTICATED_REMOTE")]
+    pub allow_unauthenticated_remote: bool,
+
+    /// PEM certificate chain for TLS (with --tls-key).
+    #[arg(long, env = "DUCKMV_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<String>,
+
+    /// PEM private key for TLS (with --tls-cert).
+    #[arg(long, env = "DUCKMV_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<String>,
+
+    /// Refuse connections that do not use TLS.
+    #[arg(long, env = "DUCKMV_TLS_ONLY", requires = "tls_cert")]
+    pub tls_only: bool,
 }

@@ -17,12 +17,23 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let db = Database::open(&config.database)
         .with_context(|| format!("opening database {}", config.database))?;
     let shared = Arc::new(Shared::new(db.clone()));
-    crate::session::bootstrap(&shared).context("preparing the database")?;
+    crate::session::bootstrap(&shared).map_err(|e| anyhow::anyhow!("preparing the database: {} ({})", e.message, e.code))?;
 
+    let auth = auth_config(&config)?;
+    let tls = match (&config.tls_cert, &config.tls_key) {
+        (Some(c), Some(k)) => Some(crate::wire::tls::acceptor(c, k)?),
+        _ => None,
+    };
     let listener = TcpListener::bind(&config.listen)
         .await
         .with_context(|| format!("binding {}", config.listen))?;
-    info!("listening on {}", listener.local_addr()?);
+    let local = listener.local_addr()?;
+    if !local.ip().is_loopback() && auth.users.is_none() && !config.allow_unauthenticated_remote {
+        anyhow::bail!(
+            "refusing to listen on {local} without authentication: configure users (--user NAME:PASSWORD or --users-file) or pass --allow-unauthenticated-remote"
+        );
+    }
+    info!("listening on {local}");
 
     let registry = Arc::new(CancelRegistry::default());
     let mut connections = JoinSet::new();
@@ -40,9 +51,10 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
                     Ok(s) => s,
                     Err(e) => { warn!("could not start a session for {peer}: {e}"); continue; }
                 };
-                let handlers = Connection::new(session, registry.clone());
+                let handlers = Connection::new(session, registry.clone(), &auth);
+                let tls = tls.clone();
                 connections.spawn(async move {
-                    if let Err(e) = pgwire::tokio::process_socket(stream, None, handlers).await {
+                    if let Err(e) = pgwire::tokio::process_socket(stream, tls, handlers).await {
                         tracing::debug!("connection {peer} ended: {e}");
                     }
                 });
@@ -63,6 +75,21 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     }
     info!("stopped");
     Ok(())
+}
+
+fn auth_config(config: &Config) -> anyhow::Result<crate::wire::AuthConfig> {
+    use crate::wire::{AuthMethod, Users};
+    let mut passwords = Users::parse_lines(&config.users.join("\n")).map_err(|e| anyhow::anyhow!("--user: {e}"))?;
+    if let Some(path) = &config.users_file {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?;
+        passwords.extend(Users::parse_lines(&text).map_err(|e| anyhow::anyhow!("{path}: {e}"))?);
+    }
+    let method = config.auth.unwrap_or(if passwords.is_empty() { AuthMethod::Trust } else { AuthMethod::Scram });
+    if method != AuthMethod::Trust && passwords.is_empty() {
+        anyhow::bail!("--auth {method:?} needs users (--user NAME:PASSWORD or --users-file)");
+    }
+    let users = (method != AuthMethod::Trust).then(|| std::sync::Arc::new(Users::new(method, passwords)));
+    Ok(crate::wire::AuthConfig { users, tls_only: config.tls_only })
 }
 
 async fn shutdown_signal() {

@@ -325,6 +325,13 @@ fn group_by_expression_and_two_keys() {
 }
 
 #[test]
+fn group_by_all_and_qualified_keys() {
+    shape("SELECT g, v % 2 AS odd, COUNT(*) AS n, MAX(k) FROM t GROUP BY ALL");
+    shape("SELECT t.g, SUM(t.v) AS s FROM t GROUP BY g");
+    shape("SELECT u.name, COUNT(*) FROM t JOIN u ON t.k = u.k GROUP BY name");
+}
+
+#[test]
 fn ungrouped_aggregates() {
     shape("SELECT COUNT(*) AS n, COUNT(v) AS nv, SUM(v) AS s, AVG(v) AS a, MIN(v) AS lo, MAX(v) AS hi FROM t");
 }
@@ -747,4 +754,40 @@ fn views_deltas_and_triggers_survive_a_restart() {
     assert_eq!(db.count("SELECT count(*) FROM _duckmv.d_1_t"), 4);
     db.refresh("pv");
     db.assert_oracle("pv", q, "after restart");
+}
+
+#[test]
+fn late_committing_writer_is_neither_skipped_nor_applied_twice() {
+    let mut db = Db::new();
+    db.run(SCHEMA);
+    let q = "SELECT g, COUNT(*) AS n, SUM(v) AS s FROM t GROUP BY g";
+    db.create("cc", q);
+    let writer = db.conn.try_clone().unwrap();
+    // A writer that started before the refresh and commits after it.
+    writer
+        .execute_batch("BEGIN; INSERT INTO t VALUES (1, 'a', 1);")
+        .unwrap();
+    db.run("INSERT INTO t VALUES (2, 'b', 2)");
+    db.refresh("cc");
+    writer
+        .execute_batch("INSERT INTO t VALUES (3, 'a', 3); COMMIT;")
+        .unwrap();
+    db.refresh("cc");
+    db.assert_oracle("cc", q, "late writer");
+    // A writer committing while a refresh transaction is open: the refresh works on its
+    // snapshot and leaves the new delta rows for the next refresh.
+    db.conn.execute_batch("BEGIN").unwrap();
+    db.count("SELECT count(*) FROM t");
+    writer
+        .execute_batch("INSERT INTO t VALUES (4, 'c', 4); DELETE FROM t WHERE k = 1;")
+        .unwrap();
+    ivm::refresh_view(&mut db, "cc", true).unwrap();
+    db.conn.execute_batch("COMMIT").unwrap();
+    assert_eq!(db.count("SELECT count(*) FROM _duckmv.d_1_t"), 2);
+    db.refresh("cc");
+    db.assert_oracle("cc", q, "writer during refresh");
+    assert_eq!(
+        db.dump("SELECT * FROM cc ORDER BY g"),
+        "(a,1,3) (b,1,2) (c,1,4)"
+    );
 }

@@ -2,10 +2,14 @@
 //!
 //! Compatibility objects live in the `duckmv` schema, which every session
 //! puts on its search path after `main`, so unqualified catalog names such
-//! as `pg_matviews` resolve there.
+//! as `pg_class` resolve there before DuckDB's own `pg_catalog`. What a
+//! search path cannot redirect (`pg_catalog.x`, `information_schema.x`,
+//! `public.x`, regclass casts, `OPERATOR(...)`) is rewritten per statement
+//! by `rewrite`.
 
 mod rewrite;
 mod settings;
+mod settings_catalog;
 
 pub use rewrite::rewrite;
 
@@ -13,20 +17,37 @@ pub use settings::Settings;
 
 use crate::engine::{Conn, EngineError};
 
+/// The PostgreSQL catalog as views and macros over DuckDB's (see the file).
+const CATALOG_SQL: &str = include_str!("catalog.sql");
+
+/// The role every catalog row names as owner (duckmv has no roles of its
+/// own; authentication users are not DuckDB users).
+const ROLE: &str = "duckmv";
+
 /// Creates the objects clients expect to find (idempotent; at start-up,
 /// after the IVM catalog exists).
 pub fn install(conn: &Conn) -> Result<(), EngineError> {
-    conn.exec_batch(
-        "CREATE SCHEMA IF NOT EXISTS duckmv;
-         CREATE OR REPLACE VIEW duckmv.pg_matviews AS
-           SELECT CASE WHEN v.schema = 'main' THEN 'public' ELSE v.schema END AS schemaname,
-                  v.name AS matviewname,
-                  current_user AS matviewowner,
-                  NULL::VARCHAR AS tablespace,
-                  false AS hasindexes,
-                  v.populated AS ispopulated,
-                  v.definition AS definition
-           FROM _duckmv.views v;",
+    conn.exec_batch(&catalog_sql())
+}
+
+/// catalog.sql with its placeholders filled in.
+fn catalog_sql() -> String {
+    CATALOG_SQL
+        .replace("{{role}}", ROLE)
+        .replace("{{version}}", &version_sql())
+        .replace("{{settings}}", &settings_catalog::values_sql())
+}
+
+/// `version()`: PostgreSQL's format (clients parse the leading
+/// "PostgreSQL <major>.<minor>"), naming duckmv and the embedded DuckDB.
+fn version_sql() -> String {
+    let server = Settings::default()
+        .get("server_version")
+        .unwrap_or_else(|| "16.6".into());
+    format!(
+        "'PostgreSQL {server} (duckmv {}, DuckDB ' || (SELECT library_version FROM pragma_version()) || ') on {}-pc-linux-gnu, compiled by rustc, 64-bit'",
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::ARCH,
     )
 }
 
@@ -34,3 +55,6 @@ pub fn install(conn: &Conn) -> Result<(), EngineError> {
 pub fn session_init(conn: &Conn) -> Result<(), EngineError> {
     conn.exec_batch("SET search_path = 'main,duckmv'")
 }
+
+#[cfg(test)]
+mod tests;

@@ -506,6 +506,18 @@ impl<'a> Analyzer<'a> {
         Ok((rel, names))
     }
 
+    fn has_aggregate(&self, e: &Expr) -> bool {
+        let mut found = false;
+        let _ = e.visit(&mut FnVisitor(|x: &Expr| {
+            if let Expr::Function(f) = x {
+                if f.over.is_none() && self.aggregates.contains(&fn_name(&f.name)) {
+                    found = true;
+                }
+            }
+        }));
+        found
+    }
+
     fn is_aggregate(&self, s: &Select) -> bool {
         let grouped = match &s.group_by {
             GroupByExpr::All(_) => true,
@@ -847,7 +859,20 @@ impl<'a> Analyzer<'a> {
         let from = self.from(s, scope)?;
         let group_exprs: Vec<Expr> = match &s.group_by {
             GroupByExpr::Expressions(e, mods) if mods.is_empty() => e.clone(),
-            GroupByExpr::All(_) => return full("GROUP BY ALL"),
+            // GROUP BY ALL groups by every select item without an aggregate.
+            GroupByExpr::All(mods) if mods.is_empty() => {
+                let mut keys = Vec::new();
+                for p in &s.projection {
+                    let e = match p {
+                        SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e,
+                        _ => return full("* in an aggregate query"),
+                    };
+                    if !self.has_aggregate(e) {
+                        keys.push(e.clone());
+                    }
+                }
+                keys
+            }
             _ => return full("GROUP BY modifiers"),
         };
         // Positional and alias GROUP BY refer to the select list.
@@ -973,6 +998,36 @@ fn finish_output(a: &mut Aggregate, columns: &[String], types: &[String]) {
         .zip(columns.iter().zip(types))
         .map(|(e, (n, t))| format!("CAST({e} AS {t}) AS {}", ident(n)))
         .collect();
+}
+
+/// Whether a GROUP BY key and an expression name the same column, one of them qualified
+/// (`g` and `t.g`): DuckDB accepted the query, so the unqualified name is unambiguous.
+fn same_column(group: &str, e: &Expr) -> bool {
+    let last = |s: &str| {
+        s.rsplit('.')
+            .next()
+            .unwrap_or("")
+            .trim_matches('"')
+            .to_lowercase()
+    };
+    let simple = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == '"')
+    };
+    if !simple(group) {
+        return false;
+    }
+    match e {
+        Expr::Identifier(i) => group.contains('.') && last(group) == i.value.to_lowercase(),
+        Expr::CompoundIdentifier(parts) => {
+            !group.contains('.')
+                && parts
+                    .last()
+                    .is_some_and(|p| last(group) == p.value.to_lowercase())
+        }
+        _ => false,
+    }
 }
 
 fn plain_wildcard(o: &sqlparser::ast::WildcardAdditionalOptions) -> bool {
@@ -1134,7 +1189,11 @@ impl VisitorMut for StateRewriter<'_, '_> {
             }
         }
         let text = e.to_string();
-        if let Some(i) = self.groups.iter().position(|g| *g == text) {
+        if let Some(i) = self
+            .groups
+            .iter()
+            .position(|g| *g == text || same_column(g, e))
+        {
             *e = Expr::Identifier(Ident::new(format!("_g{}", i + 1)));
         }
         ControlFlow::Continue(())

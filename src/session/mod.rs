@@ -88,7 +88,11 @@ pub fn bootstrap(shared: &Arc<Shared>) -> Result<(), SqlError> {
     let conn = shared.db.connect()?;
     crate::ivm::bootstrap(&mut ivm_bridge::ConnSql(&conn))
         .map_err(|e| SqlError::new(e.sqlstate(), e.to_string()))?;
-    crate::compat::install(&conn)?;
+    // A client-compatibility object that fails to install must not stop
+    // the server from answering SQL.
+    if let Err(e) = crate::compat::install(&conn) {
+        tracing::error!("installing PostgreSQL compatibility objects failed: {e}");
+    }
     let w = &mut Worker::new(conn, shared.clone());
     ivm_bridge::reload_matviews(w);
     Ok(())

@@ -54,6 +54,9 @@ impl Worker {
             txn: Txn::Idle,
             statements: HashMap::new(),
             portals: HashMap::new(),
+            settings: Default::default(),
+            copy_in: None,
+            watchdog: None,
         }
     }
 

@@ -5,8 +5,10 @@
 //! `do_query` hooks: the session decides statement splitting, transaction
 //! state, portals and row encoding, and this layer only pumps replies.
 
+mod auth;
 mod cancel;
 mod startup;
+pub mod tls;
 
 use std::collections::HashMap;
 use std::fmt::Debug;
@@ -38,7 +40,9 @@ use pgwire::messages::startup::ParameterStatus;
 use pgwire::messages::PgWireBackendMessage;
 use tokio::sync::mpsc::Receiver;
 
+pub use auth::{AuthMethod, Users};
 pub use cancel::CancelRegistry;
+pub use startup::AuthConfig;
 
 use crate::session::{Reply, Session, SqlError, TxStatus};
 use crate::types::Format;
@@ -51,11 +55,11 @@ pub struct Connection {
 }
 
 impl Connection {
-    pub fn new(session: Session, registry: Arc<CancelRegistry>) -> Self {
+    pub fn new(session: Session, registry: Arc<CancelRegistry>, auth: &AuthConfig) -> Self {
         let (pid, secret) = registry.register(session.interrupter());
         Connection {
             handler: Arc::new(QueryHandler { session }),
-            startup: Arc::new(startup::Startup { pid, secret }),
+            startup: Arc::new(startup::Startup::new(pid, secret, auth)),
             cancel: Arc::new(cancel::Cancel { registry, pid }),
         }
     }
@@ -146,8 +150,8 @@ where
             Reply::Complete(tag) => {
                 PgWireBackendMessage::CommandComplete(CommandComplete::new(tag))
             }
-            Reply::Suspended => PgWireBackendMessage::PortalSuspended(PortalSuspended),
-            Reply::EmptyQuery => PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse),
+            Reply::Suspended => PgWireBackendMessage::PortalSuspended(PortalSuspended::new()),
+            Reply::EmptyQuery => PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new()),
             Reply::Notice(e) => {
                 PgWireBackendMessage::NoticeResponse(NoticeResponse::new(fields(&e, "NOTICE")))
             }
@@ -166,11 +170,11 @@ where
             }
             Reply::ParseComplete => PgWireBackendMessage::ParseComplete(ParseComplete::new()),
             Reply::BindComplete => PgWireBackendMessage::BindComplete(BindComplete::new()),
-            Reply::CloseComplete => PgWireBackendMessage::CloseComplete(CloseComplete),
+            Reply::CloseComplete => PgWireBackendMessage::CloseComplete(CloseComplete::new()),
             Reply::ParameterDescription(oids) => {
                 PgWireBackendMessage::ParameterDescription(ParameterDescription::new(oids))
             }
-            Reply::NoData => PgWireBackendMessage::NoData(NoData),
+            Reply::NoData => PgWireBackendMessage::NoData(NoData::new()),
             Reply::Status(s) => {
                 client.set_transaction_status(status(s));
                 continue;
@@ -181,7 +185,7 @@ where
             }
             Reply::CopyOutResponse(n) => PgWireBackendMessage::CopyOutResponse(CopyOutResponse::new(0, n, vec![0; n.max(0) as usize])),
             Reply::CopyData(d) => PgWireBackendMessage::CopyData(CopyData::new(bytes::Bytes::from(d))),
-            Reply::CopyDone => PgWireBackendMessage::CopyDone(CopyDone),
+            Reply::CopyDone => PgWireBackendMessage::CopyDone(CopyDone::new()),
             Reply::Ready(s) => {
                 client.set_transaction_status(status(s));
                 PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(status(s)))

@@ -18,13 +18,14 @@ async def main(host, port):
     print(f"asyncpg {asyncpg.__version__}, server {conn.get_server_version()}")
     await conn.execute("DROP MATERIALIZED VIEW IF EXISTS apg_daily")
     await conn.execute("DROP TABLE IF EXISTS apg_events")
+    await conn.execute("DROP TYPE IF EXISTS apg_mood")
     await conn.execute(
-        "CREATE TABLE apg_events (id bigint PRIMARY KEY, kind text, at date, "
+        "CREATE TABLE apg_events (id bigint PRIMARY KEY, kind text, day date, "
         "val double precision, ok boolean, price numeric(8,2), tags text[])"
     )
     await conn.execute(
         "CREATE MATERIALIZED VIEW apg_daily AS "
-        "SELECT at, count(*) AS n, sum(val) AS total FROM apg_events GROUP BY at"
+        "SELECT day, count(*) AS n, sum(val) AS total FROM apg_events GROUP BY day"
     )
     d1, d2 = datetime.date(2024, 1, 1), datetime.date(2024, 1, 2)
     # executemany with binary parameters.
@@ -59,26 +60,36 @@ async def main(host, port):
     # Transactions.
     try:
         async with conn.transaction():
-            await conn.execute("INSERT INTO apg_events (id, kind, at, val) VALUES (9, 'z', $1, 1)", d2)
+            await conn.execute("INSERT INTO apg_events (id, kind, day, val) VALUES (9, 'z', $1, 1)", d2)
             raise RuntimeError("roll back")
     except RuntimeError:
         pass
     check("transaction rolled back", await conn.fetchval("SELECT count(*) FROM apg_events WHERE id = 9"), 0)
 
     await conn.execute("REFRESH MATERIALIZED VIEW apg_daily")
-    rows = await conn.fetch("SELECT at, n, total FROM apg_daily ORDER BY at")
+    rows = await conn.fetch("SELECT day, n, total FROM apg_daily ORDER BY day")
     check("materialized view after refresh", [tuple(r) for r in rows], [(d1, 2, 4.0), (d2, 1, 4.0)])
-    await conn.execute("INSERT INTO apg_events (id, kind, at, val) VALUES (4, 'y', $1, 10)", d2)
+    await conn.execute("INSERT INTO apg_events (id, kind, day, val) VALUES (4, 'y', $1, 10)", d2)
     await conn.execute("REFRESH MATERIALIZED VIEW apg_daily")
-    rows = await conn.fetch("SELECT at, n, total FROM apg_daily ORDER BY at")
+    rows = await conn.fetch("SELECT day, n, total FROM apg_daily ORDER BY day")
     check("materialized view after a second refresh", [tuple(r) for r in rows], [(d1, 2, 4.0), (d2, 2, 14.0)])
 
-    # Type introspection: a type asyncpg does not know up front forces it to
-    # query pg_type (its introspection query), e.g. a codec for json.
-    await conn.set_type_codec("json", encoder=str, decoder=lambda s: "json:" + s, schema="pg_catalog")
-    check("set_type_codec(json) introspection", await conn.fetchval("SELECT '{\"a\": 1}'::json"), 'json:{"a": 1}')
+    # Type introspection: a type asyncpg does not know up front (a user's
+    # enum) makes it run its pg_type introspection queries.
+    await conn.execute("CREATE TYPE apg_mood AS ENUM ('sad', 'happy')")
+    await conn.set_type_codec("apg_mood", encoder=str, decoder=str, schema="public", format="text")
+    check("type introspection of an enum (set_type_codec)", True, True)
+    types = await conn.fetch(
+        "SELECT t.typname, t.oid FROM pg_catalog.pg_type t "
+        "WHERE t.typname IN ('int4', 'text', 'numeric', 'timestamptz', '_int4') ORDER BY t.oid"
+    )
+    check(
+        "pg_type has PostgreSQL's OIDs",
+        [tuple(r) for r in types],
+        [("int4", 23), ("text", 25), ("_int4", 1007), ("timestamptz", 1184), ("numeric", 1700)],
+    )
     kinds = await conn.fetch(
-        "SELECT c.relname, c.relkind FROM pg_catalog.pg_class c "
+        "SELECT c.relname, c.relkind::text FROM pg_catalog.pg_class c "
         "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
         "WHERE n.nspname = 'public' AND c.relname LIKE 'apg_%' ORDER BY 1"
     )

@@ -1,0 +1,102 @@
+// pgJDBC against duckmv, run with Java's single-file launcher:
+//   java -cp /usr/share/java/postgresql.jar JdbcClient.java HOST PORT
+// Statement and PreparedStatement past the prepare threshold (binary
+// transfer), batch inserts, autocommit off, a materialized view refreshed and
+// read back, and DatabaseMetaData. Prints `ok:` per check; exits 1 on a
+// mismatch.
+import java.math.BigDecimal;
+import java.sql.*;
+import java.util.*;
+
+public class JdbcClient {
+    static int checks = 0;
+
+    static void check(String what, Object got, Object want) {
+        if (!Objects.equals(got, want)) {
+            System.out.println("FAIL: " + what + ": got " + got + ", want " + want);
+            System.exit(1);
+        }
+        checks++;
+        System.out.println("ok: " + what);
+    }
+
+    static List<String> column(ResultSet rs, String name) throws SQLException {
+        List<String> out = new ArrayList<>();
+        while (rs.next()) out.add(rs.getString(name));
+        rs.close();
+        return out;
+    }
+
+    public static void main(String[] args) throws Exception {
+        String url = "jdbc:postgresql://" + args[0] + ":" + args[1] + "/test?user=test&prepareThreshold=2";
+        try (Connection c = DriverManager.getConnection(url)) {
+            DatabaseMetaData md = c.getMetaData();
+            System.out.println("pgJDBC " + md.getDriverVersion() + ", server " + md.getDatabaseProductVersion());
+            try (Statement s = c.createStatement()) {
+                s.execute("DROP MATERIALIZED VIEW IF EXISTS j_sums");
+                s.execute("DROP TABLE IF EXISTS j_acct");
+                s.execute("CREATE TABLE j_acct (id integer PRIMARY KEY, owner varchar NOT NULL, balance numeric(12,2), opened date)");
+                s.execute("CREATE MATERIALIZED VIEW j_sums AS SELECT owner, sum(balance) AS total, count(*) AS n FROM j_acct GROUP BY owner");
+            }
+            // Batch insert through a PreparedStatement.
+            try (PreparedStatement ps = c.prepareStatement("INSERT INTO j_acct VALUES (?, ?, ?, ?)")) {
+                for (int i = 1; i <= 6; i++) {
+                    ps.setInt(1, i);
+                    ps.setString(2, i % 2 == 0 ? "even" : "odd");
+                    ps.setBigDecimal(3, new BigDecimal(i + ".50"));
+                    ps.setDate(4, java.sql.Date.valueOf("2024-03-0" + i));
+                    ps.addBatch();
+                }
+                int[] counts = ps.executeBatch();
+                check("batch insert", counts.length, 6);
+            }
+            // Past prepareThreshold=2 the driver switches to a named server
+            // statement and binary transfer.
+            try (PreparedStatement ps = c.prepareStatement("SELECT owner, balance, opened FROM j_acct WHERE id = ?")) {
+                for (int round = 0; round < 5; round++) {
+                    ps.setInt(1, 3);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        rs.next();
+                        check("prepared select round " + round,
+                              rs.getString(1) + " " + rs.getBigDecimal(2) + " " + rs.getDate(3),
+                              "odd 3.50 2024-03-03");
+                    }
+                }
+            }
+            // Autocommit off: rollback then commit.
+            c.setAutoCommit(false);
+            try (Statement s = c.createStatement()) {
+                s.executeUpdate("INSERT INTO j_acct VALUES (100, 'odd', 1, NULL)");
+                c.rollback();
+                s.executeUpdate("INSERT INTO j_acct VALUES (7, 'odd', 10, NULL)");
+                c.commit();
+            }
+            c.setAutoCommit(true);
+            try (Statement s = c.createStatement()) {
+                try (ResultSet rs = s.executeQuery("SELECT count(*) FROM j_acct")) {
+                    rs.next();
+                    check("autocommit off: rollback and commit", rs.getLong(1), 7L);
+                }
+                s.execute("REFRESH MATERIALIZED VIEW j_sums");
+                List<String> rows = new ArrayList<>();
+                try (ResultSet rs = s.executeQuery("SELECT owner, total, n FROM j_sums ORDER BY owner")) {
+                    while (rs.next()) rows.add(rs.getString(1) + " " + rs.getBigDecimal(2) + " " + rs.getLong(3));
+                }
+                check("materialized view after refresh", rows, List.of("even 13.50 3", "odd 20.50 4"));
+            }
+            // DatabaseMetaData.
+            check("getTables(TABLE)", column(md.getTables(null, "public", "j_%", new String[] {"TABLE"}), "TABLE_NAME"), List.of("j_acct"));
+            check("getTables(MATERIALIZED VIEW)",
+                  column(md.getTables(null, "public", "j_%", new String[] {"MATERIALIZED VIEW"}), "TABLE_NAME"), List.of("j_sums"));
+            List<String> cols = new ArrayList<>();
+            try (ResultSet rs = md.getColumns(null, "public", "j_acct", null)) {
+                // DuckDB keeps no difference between varchar and text.
+                while (rs.next()) cols.add(rs.getString("COLUMN_NAME") + ":" + rs.getString("TYPE_NAME").replace("varchar", "text") + ":" + rs.getInt("NULLABLE"));
+            }
+            check("getColumns", cols, List.of("id:int4:0", "owner:text:0", "balance:numeric:1", "opened:date:1"));
+            check("getPrimaryKeys", column(md.getPrimaryKeys(null, "public", "j_acct"), "COLUMN_NAME"), List.of("id"));
+            check("getSchemas has public", column(md.getSchemas(), "TABLE_SCHEM").contains("public"), true);
+        }
+        System.out.println("all " + checks + " checks passed");
+    }
+}
