@@ -243,7 +243,7 @@ mod tests {
         assert_eq!(s.part, 200_000);
         assert_eq!(s.supplier, 10_000);
         assert_eq!(s.nation, 25);
-        let tiny = Sizes::at(0.000001);
+        let tiny = Sizes::at(0.000_000_1);
         assert!(tiny.supplier >= 1 && tiny.lineitem == 4);
     }
 

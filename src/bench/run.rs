@@ -111,7 +111,7 @@ async fn bench(args: &Args, dsn: &str) -> Result<Results, BenchError> {
         }
         view_results.push(r);
     }
-    let full_mode = probe_full_mode(&client).await;
+    let full_mode = probe_full_mode(&client, live.first()).await;
     eprintln!(
         "[views] {} of {} created; full figures from {}",
         live.len(),
@@ -249,20 +249,48 @@ async fn create_view(client: &Client, v: &View) -> ViewResult {
     r
 }
 
-/// Whether the server has a setting that forces full refreshes (issue 6's `refresh_mode`).
-async fn probe_full_mode(client: &Client) -> bool {
+/// Whether the server really forces full refreshes with `duckmv.refresh_mode = 'full'` (issue 6).
+/// Accepting the SET is not proof (a server may store settings it does not act on), so this
+/// also needs `duckmv.views` to report the mode of the last refresh (a column whose name
+/// contains "mode"), and that column to say "full" after a forced refresh of `view`.
+async fn probe_full_mode(client: &Client, view: Option<&View>) -> bool {
+    let Some(view) = view else { return false };
+    let Ok(Some(column)) = scalar(
+        client,
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = 'duckmv' \
+         AND table_name = 'views' AND column_name ILIKE '%mode%' ORDER BY column_name LIMIT 1",
+    )
+    .await
+    else {
+        eprintln!("[views] duckmv.views reports no refresh mode: full figures from CTAS");
+        return false;
+    };
     if exec(client, "SET duckmv.refresh_mode = 'full'")
         .await
         .is_err()
     {
         return false;
     }
-    let shown = scalar(client, "SHOW duckmv.refresh_mode")
-        .await
-        .ok()
-        .flatten();
+    let refreshed = exec(client, &format!("REFRESH MATERIALIZED VIEW {}", view.name)).await;
     let back = set_default_mode(client).await;
-    back && shown.as_deref().map(|s| s.eq_ignore_ascii_case("full")) == Some(true)
+    let mode = scalar(
+        client,
+        &format!(
+            "SELECT \"{column}\" FROM duckmv.views WHERE name = '{}'",
+            view.name
+        ),
+    )
+    .await
+    .ok()
+    .flatten()
+    .unwrap_or_default();
+    let honoured = refreshed.is_ok() && back && mode.to_ascii_lowercase().contains("full");
+    if !honoured {
+        eprintln!(
+            "[views] a forced full REFRESH left duckmv.views.{column} = {mode:?}: full figures from CTAS"
+        );
+    }
+    honoured
 }
 
 async fn set_default_mode(client: &Client) -> bool {

@@ -28,7 +28,7 @@ pub const VIEWS: [View; 7] = [
     },
     View {
         name: "v2_q3",
-        label: "V2 Q3 customer⋈orders⋈lineitem aggregate",
+        label: "V2 Q3 customer⋈orders⋈lineitem agg.",
         fact: "lineitem",
         query: "SELECT l_orderkey, o_orderdate, o_shippriority, \
                 SUM(l_extendedprice * (1 - l_discount)) AS revenue, COUNT(*) AS lines \

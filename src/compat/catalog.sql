@@ -495,7 +495,7 @@ FROM (VALUES {{settings}}) AS s(name, setting);
 
 -- -------------------------------------------------------------- functions
 
-CREATE OR REPLACE MACRO duckmv.version() AS '{{version}}';
+CREATE OR REPLACE MACRO duckmv.version() AS {{version}};
 CREATE OR REPLACE MACRO duckmv.pg_current_setting(p_name) AS (SELECT __s.setting FROM duckmv.pg_settings __s WHERE __s.name = lower(p_name)),
     (p_name, p_missing_ok) AS (SELECT __s.setting FROM duckmv.pg_settings __s WHERE __s.name = lower(p_name));
 CREATE OR REPLACE MACRO duckmv.pg_current_schema() AS 'public';

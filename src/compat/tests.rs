@@ -436,10 +436,14 @@ fn functions_answer_like_postgres() {
         ),
         [["UTF8"]]
     );
-    // DuckDB's own settings still answer.
+    // PostgreSQL's parameters answer with PostgreSQL's defaults, DuckDB's
+    // own settings still answer.
     assert_eq!(
-        q(&c, "SELECT current_setting('search_path')"),
-        [["main,duckmv"]]
+        q(
+            &c,
+            "SELECT current_setting('search_path'), current_setting('threads')::INTEGER > 0"
+        ),
+        [["\"$user\", public", "true"]]
     );
     assert_eq!(
         q(&c, "SELECT current_schema(), current_schema"),

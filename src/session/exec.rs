@@ -140,19 +140,65 @@ pub fn prepare(
         return Ok(st);
     }
     let rewritten = crate::compat::rewrite(text);
-    let p = w.conn.prepare(rewritten.as_deref().unwrap_or(text))?;
+    let base = rewritten.as_deref().unwrap_or(text);
+    // Types the client declared in Parse are written into the statement as
+    // casts, so DuckDB types the statement as the client will bind it.
+    let declared: Vec<Option<DuckType>> = st.client_oids.iter().map(|o| types::duck_type_for_oid(*o)).collect();
+    let typed;
+    let duck_sql = if declared.iter().any(Option::is_some) {
+        typed = sql::params::substitute(base, &|n| match declared.get(n - 1) {
+            Some(Some(t)) => format!("CAST(${n} AS {})", t.sql_name()),
+            _ => format!("${n}"),
+        });
+        typed.as_str()
+    } else {
+        base
+    };
+    let p = w.conn.prepare(duck_sql)?;
     st.params = p.params.clone();
-    // A declared parameter type wins over DuckDB's guess when DuckDB has none.
-    for (i, oid) in st.client_oids.iter().enumerate() {
-        if let (Some(slot), Some(t)) = (st.params.get_mut(i), types::duck_type_for_oid(*oid)) {
-            if matches!(slot, DuckType::Null | DuckType::Other(_)) {
-                *slot = t;
+    for (i, slot) in st.params.iter_mut().enumerate() {
+        if let Some(Some(t)) = declared.get(i) {
+            *slot = t.clone();
+        }
+    }
+    if st.params.iter().any(|t| matches!(t, DuckType::Null | DuckType::Other(_))) {
+        for (n, name) in sql::params::cast_types(base) {
+            if let Some(slot) = st.params.get_mut(n - 1) {
+                if matches!(slot, DuckType::Null | DuckType::Other(_)) {
+                    let t = DuckType::parse(&name);
+                    if !matches!(t, DuckType::Other(_)) {
+                        *slot = t;
+                    }
+                }
             }
         }
     }
     st.columns = p.columns.clone();
+    if !st.params.is_empty() && p.kind == StatementKind::Select && unresolved(&st.columns) {
+        if let Some(cols) = describe_with_nulls(w, duck_sql, &st.params) {
+            st.columns = cols;
+        }
+    }
     st.kind = StmtKind::Duck(RefCell::new(p));
     Ok(st)
+}
+
+/// DuckDB cannot always type a statement's result before its parameters
+/// are bound (a table function taking `$1`, say).
+fn unresolved(cols: &[Column]) -> bool {
+    cols.is_empty() || cols.iter().any(|c| matches!(c.ty, DuckType::Null | DuckType::Other(_)))
+}
+
+/// The result columns of a query, found by preparing it with each
+/// parameter replaced by a typed NULL (read-only: the query is wrapped in
+/// a LIMIT 0 SELECT and never runs).
+fn describe_with_nulls(w: &Worker, sql: &str, params: &[DuckType]) -> Option<Vec<Column>> {
+    let body = sql::params::substitute(sql, &|n| {
+        let t = params.get(n - 1).filter(|t| !matches!(t, DuckType::Null | DuckType::Other(_))).map(|t| t.sql_name()).unwrap_or_else(|| "VARCHAR".into());
+        format!("CAST(NULL AS {t})")
+    });
+    let p = w.conn.prepare(&format!("SELECT * FROM ({body}) AS _duckmv_describe LIMIT 0")).ok()?;
+    Some(p.columns.clone())
 }
 
 pub fn row_description(st: &Statement, formats: &[Format]) -> Reply {
@@ -182,6 +228,9 @@ pub struct Portal {
     pub stmt: Rc<Statement>,
     pub params: Vec<ParamValue>,
     pub formats: Vec<Format>,
+    /// Bind's result format codes, applied to the columns the statement
+    /// really returns.
+    pub codes: Vec<i16>,
     pub state: PortalState,
 }
 
@@ -207,6 +256,7 @@ impl Portal {
             stmt,
             params,
             formats,
+            codes: Vec::new(),
             state: PortalState::New,
         }
     }

@@ -41,7 +41,17 @@ impl From<crate::engine::EngineError> for SqlError {
         if code == "57014" {
             return SqlError::new(code, "canceling statement due to user request");
         }
-        SqlError::new(code, e.client_message())
+        // PostgreSQL messages are one line; DuckDB's hints and the
+        // LINE/caret excerpt go to DETAIL.
+        let msg = e.client_message();
+        match msg.split_once('\n') {
+            Some((first, rest)) if !rest.trim().is_empty() => {
+                let mut err = SqlError::new(code, first.trim());
+                err.detail = Some(rest.trim().to_string());
+                err
+            }
+            _ => SqlError::new(code, msg),
+        }
     }
 }
 

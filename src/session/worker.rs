@@ -214,7 +214,9 @@ impl Worker {
             let formats = (0..ncols)
                 .map(|i| pick_format(&result_formats, i))
                 .collect();
-            Ok(Portal::new(st.clone(), values, formats))
+            let mut p = Portal::new(st.clone(), values, formats);
+            p.codes = result_formats.clone();
+            Ok(p)
         })();
         match result {
             Ok(p) => {
@@ -545,7 +547,7 @@ impl Worker {
     }
 }
 
-fn pick_format(codes: &[i16], i: usize) -> Format {
+pub(crate) fn pick_format(codes: &[i16], i: usize) -> Format {
     match codes.len() {
         0 => Format::Text,
         1 => Format::from_code(codes[0]),

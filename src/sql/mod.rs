@@ -4,6 +4,7 @@
 pub mod classify;
 pub mod copy;
 pub mod lex;
+pub mod params;
 pub mod split;
 pub mod upsert;
 

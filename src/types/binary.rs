@@ -13,38 +13,37 @@ const NUMERIC_PINF: u16 = 0xD000;
 const NUMERIC_NINF: u16 = 0xF000;
 
 /// Writes a numeric `±digits × 10^-scale` in `numeric_send` format. `digits` are ASCII decimal
-/// digits (leading zeros allowed), at most 80 of them.
+/// digits (leading zeros allowed), any number of them.
 pub fn write_numeric(neg: bool, digits: &[u8], scale: usize, out: &mut BytesMut) {
-    // Lay the number out as a zero-padded digit string aligned on base-10000 boundaries:
-    // integer part padded on the left, fraction padded on the right.
+    // Conceptually the number is laid out as a zero-padded digit string aligned on base-10000
+    // boundaries (integer part padded on the left, fraction on the right); `digit_at` reads
+    // that layout without building it.
     let total = digits.len();
     let int_len = total.saturating_sub(scale);
     let int_pad = (4 - int_len % 4) % 4;
     let frac_zeros = scale.saturating_sub(total); // zeros between the point and the digits
     let frac_pad = (4 - scale % 4) % 4;
-    let mut padded = [b'0'; 256];
-    let mut n = int_pad;
-    padded[n..n + int_len].copy_from_slice(&digits[..int_len]);
-    n += int_len;
-    n += frac_zeros;
-    let frac_digits = &digits[int_len..];
-    padded[n..n + frac_digits.len()].copy_from_slice(frac_digits);
-    n += frac_digits.len() + frac_pad;
-
-    let mut groups = [0u16; 64];
-    let ngroups = n / 4;
-    for (i, g) in groups.iter_mut().enumerate().take(ngroups) {
-        let c = &padded[i * 4..i * 4 + 4];
-        *g = c.iter().fold(0u16, |acc, &d| acc * 10 + (d - b'0') as u16);
-    }
+    let frac_start = int_pad + int_len + frac_zeros;
+    let len = frac_start + (total - int_len) + frac_pad;
+    let digit_at = |p: usize| -> u16 {
+        if p >= int_pad && p < int_pad + int_len {
+            (digits[p - int_pad] - b'0') as u16
+        } else if p >= frac_start && p < frac_start + (total - int_len) {
+            (digits[int_len + p - frac_start] - b'0') as u16
+        } else {
+            0
+        }
+    };
+    let group = |g: usize| (0..4).fold(0u16, |acc, k| acc * 10 + digit_at(g * 4 + k));
+    let ngroups = len / 4;
     let mut weight = ((int_pad + int_len) / 4) as i32 - 1;
     let mut first = 0;
-    while first < ngroups && groups[first] == 0 {
+    while first < ngroups && group(first) == 0 {
         first += 1;
         weight -= 1;
     }
     let mut last = ngroups;
-    while last > first && groups[last - 1] == 0 {
+    while last > first && group(last - 1) == 0 {
         last -= 1;
     }
     let ndigits = last - first;
@@ -58,8 +57,8 @@ pub fn write_numeric(neg: bool, digits: &[u8], scale: usize, out: &mut BytesMut)
     out.put_i16(weight as i16);
     out.put_u16(sign);
     out.put_u16(scale as u16);
-    for g in &groups[first..last] {
-        out.put_u16(*g);
+    for g in first..last {
+        out.put_u16(group(g));
     }
 }
 
@@ -207,6 +206,13 @@ mod tests {
             )
         );
         assert_eq!(num(false, "000123", 0), header(1, 0, 0, 0, &[123]));
+        // Longer than any fixed buffer: a 309-digit BIGNUM.
+        let big = format!("1{}", "0".repeat(308));
+        assert_eq!(num(false, &big, 0), header(1, 77, 0, 0, &[1]));
+        assert_eq!(
+            numeric_to_text(&num(true, &big, 0)).unwrap(),
+            format!("-{big}")
+        );
     }
 
     #[test]

@@ -386,6 +386,8 @@ impl Parser<'_> {
             "BIT" | "BITSTRING" => DuckType::Bit,
             "VARINT" | "BIGNUM" => DuckType::VarInt,
             "NULL" => DuckType::Null,
+            // DuckDB prints an empty struct as a bare STRUCT.
+            "STRUCT" | "ROW" if self.peek() != Some(b'(') => DuckType::Struct(Vec::new()),
             "STRUCT" | "ROW" => DuckType::Struct(self.fields()?),
             "UNION" => DuckType::Union(self.fields()?),
             "MAP" => {
@@ -508,6 +510,7 @@ mod tests {
             List(Box::new(Array(Box::new(Integer), 3)))
         );
         assert_eq!(DuckType::parse("BIGNUM"), VarInt);
+        assert_eq!(DuckType::parse("STRUCT"), Struct(vec![]));
         assert_eq!(DuckType::parse("GEOMETRY"), Other("GEOMETRY".into()));
         assert_eq!(
             DuckType::parse("INTEGER garbage"),

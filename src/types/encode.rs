@@ -440,7 +440,7 @@ pub(crate) fn build_writer<'a>(
                 DuckType::Union(ms) if ms.len() == fields.len() => Some(ms),
                 _ => None,
             };
-            let mut members: Vec<Option<Box<dyn ValueWriter + 'a>>> = Vec::new();
+            let mut members: Vec<Option<(String, Box<dyn ValueWriter + 'a>)>> = Vec::new();
             for (n, (id, f)) in fields.iter().enumerate() {
                 if id < 0 {
                     continue;
@@ -453,7 +453,7 @@ pub(crate) fn build_writer<'a>(
                 if members.len() <= idx {
                     members.resize_with(idx + 1, || None);
                 }
-                members[idx] = Some(build_writer(arr.child(id), &mty)?);
+                members[idx] = Some((f.name().clone(), build_writer(arr.child(id), &mty)?));
             }
             Box::new(UnionW { arr, members })
         }

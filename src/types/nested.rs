@@ -349,22 +349,22 @@ impl ValueWriter for MapW<'_> {
 /// UNION as the JSON value of its selected member.
 pub(crate) struct UnionW<'a> {
     pub arr: &'a UnionArray,
-    /// Writers indexed by type id (sparse: ids DuckDB assigns are 0..n).
-    pub members: Vec<Option<Box<dyn ValueWriter + 'a>>>,
+    /// Member names and writers indexed by type id (DuckDB assigns ids 0..n).
+    pub members: Vec<Option<(String, Box<dyn ValueWriter + 'a>)>>,
 }
 
 impl UnionW<'_> {
-    fn member(&self, i: usize) -> Option<(&dyn ValueWriter, usize)> {
+    fn member(&self, i: usize) -> Option<(&str, &dyn ValueWriter, usize)> {
         let id = self.arr.type_id(i);
-        let w = self.members.get(id as usize)?.as_deref()?;
-        Some((w, self.arr.value_offset(i)))
+        let (name, w) = self.members.get(id as usize)?.as_ref()?;
+        Some((name, w.as_ref(), self.arr.value_offset(i)))
     }
 }
 
 impl ValueWriter for UnionW<'_> {
     fn is_null(&self, i: usize) -> bool {
         match self.member(i) {
-            Some((w, j)) => w.is_null(j),
+            Some((_, w, j)) => w.is_null(j),
             None => true,
         }
     }
@@ -374,9 +374,16 @@ impl ValueWriter for UnionW<'_> {
     fn binary(&self, i: usize, out: &mut BytesMut) -> Result<(), TypeError> {
         self.json(i, out)
     }
+    /// As DuckDB's `to_json`: an object with the selected member, `{"s":"x"}`.
     fn json(&self, i: usize, out: &mut BytesMut) -> Result<(), TypeError> {
         match self.member(i) {
-            Some((w, j)) if !w.is_null(j) => w.json(j, out),
+            Some((name, w, j)) if !w.is_null(j) => {
+                out.put_u8(b'{');
+                json_key(name, out);
+                w.json(j, out)?;
+                out.put_u8(b'}');
+                Ok(())
+            }
             _ => {
                 out.extend_from_slice(b"null");
                 Ok(())

@@ -713,7 +713,10 @@ fn structs_maps_unions_as_json() {
     ];
     let u = UnionArray::try_new(fields, ids, None, children).unwrap();
     let ty = T::Union(vec![("i".into(), T::Integer), ("s".into(), T::Varchar)]);
-    assert_eq!(texts(Arc::new(u), &ty), vec![s("7"), s("\"hi\"")]);
+    assert_eq!(
+        texts(Arc::new(u), &ty),
+        vec![s(r#"{"i":7}"#), s(r#"{"s":"hi"}"#)]
+    );
 
     // A list of structs is json too.
     let st = StructArray::from(vec![(

@@ -397,6 +397,201 @@ pub fn write_json_string(s: &[u8], out: &mut BytesMut) {
     out.extend_from_slice(b"\"");
 }
 
+// ---- DuckDB's own renderings, used inside JSON so that STRUCT/MAP/UNION values match what
+// DuckDB's `to_json` prints (which differs from PostgreSQL's text for these types).
+
+/// A double as DuckDB's JSON writer (yyjson) prints it: shortest round-trip digits, fixed
+/// notation for decimal exponents -6..=20 (integral values keep ".0"), otherwise `1e21`,
+/// `1.5e-7`; NaN and Infinity as bare words.
+pub fn write_json_double(v: f64, out: &mut BytesMut) {
+    if v.is_nan() {
+        out.extend_from_slice(b"NaN");
+        return;
+    }
+    if v.is_infinite() {
+        out.extend_from_slice(if v < 0.0 { b"-Infinity" } else { b"Infinity" });
+        return;
+    }
+    if v == 0.0 {
+        out.extend_from_slice(if v.is_sign_negative() {
+            b"-0.0"
+        } else {
+            b"0.0"
+        });
+        return;
+    }
+    let mut buf = ryu::Buffer::new();
+    let (neg, digits, n, exp) = shortest_digits(buf.format_finite(v).as_bytes());
+    let digits = &digits[..n];
+    if neg {
+        out.extend_from_slice(b"-");
+    }
+    if (-6..=20).contains(&exp) {
+        if exp < 0 {
+            out.extend_from_slice(b"0.");
+            for _ in 0..(-exp - 1) {
+                out.extend_from_slice(b"0");
+            }
+            out.extend_from_slice(digits);
+        } else {
+            let int_digits = exp as usize + 1;
+            if digits.len() <= int_digits {
+                out.extend_from_slice(digits);
+                for _ in digits.len()..int_digits {
+                    out.extend_from_slice(b"0");
+                }
+                out.extend_from_slice(b".0");
+            } else {
+                out.extend_from_slice(&digits[..int_digits]);
+                out.extend_from_slice(b".");
+                out.extend_from_slice(&digits[int_digits..]);
+            }
+        }
+    } else {
+        out.extend_from_slice(&digits[..1]);
+        if digits.len() > 1 {
+            out.extend_from_slice(b".");
+            out.extend_from_slice(&digits[1..]);
+        }
+        out.extend_from_slice(b"e");
+        write_int(exp, out);
+    }
+}
+
+/// Sign, significant digits (and their count) and the decimal exponent of the first digit,
+/// from ryu's output.
+fn shortest_digits(ryu: &[u8]) -> (bool, [u8; 40], usize, i32) {
+    let (neg, body) = match ryu.first() {
+        Some(b'-') => (true, &ryu[1..]),
+        _ => (false, ryu),
+    };
+    let (mantissa, exp_part) = match body.iter().position(|&c| c == b'e' || c == b'E') {
+        Some(p) => (&body[..p], parse_small_int(&body[p + 1..])),
+        None => (body, 0),
+    };
+    let mut digits = [0u8; 40];
+    let mut n = 0usize;
+    let mut int_len = 0i32;
+    let mut seen_point = false;
+    let mut leading_zeros = 0i32;
+    for &c in mantissa {
+        if c == b'.' {
+            seen_point = true;
+            continue;
+        }
+        if !seen_point {
+            int_len += 1;
+        }
+        if n == 0 && c == b'0' {
+            leading_zeros += 1;
+            continue;
+        }
+        if n < digits.len() {
+            digits[n] = c;
+            n += 1;
+        }
+    }
+    while n > 1 && digits[n - 1] == b'0' {
+        n -= 1;
+    }
+    (neg, digits, n, int_len - 1 - leading_zeros + exp_part)
+}
+
+/// A decimal as DuckDB's JSON prints it: trailing fractional zeros dropped, one kept (`1.0`).
+pub fn write_json_decimal(neg: bool, mag: u128, scale: u8, out: &mut BytesMut) {
+    let start = out.len();
+    if neg {
+        out.extend_from_slice(b"-");
+    }
+    write_unsigned_decimal(mag, scale, out);
+    if scale > 0 {
+        let mut end = out.len();
+        while end > start && out[end - 1] == b'0' && out[end - 2] != b'.' {
+            end -= 1;
+        }
+        out.truncate(end);
+    }
+}
+
+/// A date as DuckDB prints it: `2024-01-02`, `0044-03-15 (BC)`, `infinity`.
+pub fn write_duck_date(days: i32, out: &mut BytesMut) {
+    match days {
+        DUCK_DATE_INF => out.extend_from_slice(b"infinity"),
+        DUCK_DATE_NINF => out.extend_from_slice(b"-infinity"),
+        d => {
+            if write_ymd(d as i64, out) {
+                out.extend_from_slice(b" (BC)");
+            }
+        }
+    }
+}
+
+/// A timestamp as DuckDB prints it: `0044-03-15 (BC) 01:00:00`, with `+00` when `tz`.
+pub fn write_duck_timestamp(micros: i64, tz: bool, out: &mut BytesMut) {
+    match micros {
+        DUCK_TS_INF => out.extend_from_slice(b"infinity"),
+        DUCK_TS_NINF => out.extend_from_slice(b"-infinity"),
+        m => {
+            let days = m.div_euclid(MICROS_PER_DAY);
+            let tod = m.rem_euclid(MICROS_PER_DAY);
+            if write_ymd(days, out) {
+                out.extend_from_slice(b" (BC)");
+            }
+            out.extend_from_slice(b" ");
+            write_hms(tod as u64, out);
+            if tz {
+                out.extend_from_slice(b"+00");
+            }
+        }
+    }
+}
+
+/// An interval as DuckDB prints it: `1 year 2 months 3 days 04:05:06.5`, `-1 day 01:00:00`.
+pub fn write_duck_interval(months: i32, days: i32, micros: i64, out: &mut BytesMut) {
+    let mut any = false;
+    let years = (months / 12) as i64;
+    let mons = (months % 12) as i64;
+    for (value, unit) in [(years, "year"), (mons, "month"), (days as i64, "day")] {
+        if value == 0 {
+            continue;
+        }
+        if any {
+            out.extend_from_slice(b" ");
+        }
+        write_int(value, out);
+        out.extend_from_slice(b" ");
+        out.extend_from_slice(unit.as_bytes());
+        if value != 1 && value != -1 {
+            out.extend_from_slice(b"s");
+        }
+        any = true;
+    }
+    if micros != 0 || !any {
+        if any {
+            out.extend_from_slice(b" ");
+        }
+        if micros < 0 {
+            out.extend_from_slice(b"-");
+        }
+        write_hms(micros.unsigned_abs(), out);
+    }
+}
+
+const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
+
+/// A blob as DuckDB casts it to text: printable ASCII as is, anything else and `\ " '` as
+/// `\xHH`.
+pub fn write_duck_blob(bytes: &[u8], out: &mut BytesMut) {
+    for &b in bytes {
+        if (32..=126).contains(&b) && b != b'\\' && b != b'"' && b != b'\'' {
+            out.extend_from_slice(&[b]);
+        } else {
+            out.extend_from_slice(b"\\x");
+            out.extend_from_slice(&[HEX_UPPER[(b >> 4) as usize], HEX_UPPER[(b & 15) as usize]]);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -599,6 +794,56 @@ mod tests {
         assert_eq!(q("{x}"), "\"{x}\"");
         assert_eq!(q("\\x0a"), "\"\\\\x0a\"");
         assert_eq!(q("tab\there"), "\"tab\there\"");
+    }
+
+    // Expected strings printed by DuckDB 2.0 (`to_json({k: x})`).
+    #[test]
+    fn duckdb_json_renderings() {
+        let cases: &[(f64, &str)] = &[
+            (1e21, "1e21"),
+            (1e20, "100000000000000000000.0"),
+            (1e-7, "1e-7"),
+            (1.5e-7, "1.5e-7"),
+            (1e-6, "0.000001"),
+            (123.0, "123.0"),
+            (1.5e300, "1.5e300"),
+            (-2.5e-300, "-2.5e-300"),
+            (5e-324, "5e-324"),
+            (123456789012345678.0, "123456789012345680.0"),
+            (0.1f32 as f64, "0.10000000149011612"),
+            (-0.0, "-0.0"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+        ];
+        for (v, want) in cases {
+            assert_eq!(s(|b| write_json_double(*v, b)), *want, "{v:e}");
+        }
+        assert_eq!(s(|b| write_json_decimal(false, 150, 2, b)), "1.5");
+        assert_eq!(s(|b| write_json_decimal(false, 100, 2, b)), "1.0");
+        assert_eq!(s(|b| write_json_decimal(true, 50, 2, b)), "-0.5");
+        assert_eq!(s(|b| write_json_decimal(false, 7, 0, b)), "7");
+        assert_eq!(s(|b| write_duck_date(-735_160, b)), "0044-03-15 (BC)");
+        let bc = -735_160i64 * MICROS_PER_DAY + 3_600_000_000;
+        assert_eq!(
+            s(|b| write_duck_timestamp(bc, true, b)),
+            "0044-03-15 (BC) 01:00:00+00"
+        );
+        assert_eq!(s(|b| write_duck_interval(2, 0, 0, b)), "2 months");
+        assert_eq!(
+            s(|b| write_duck_interval(-14, 0, 0, b)),
+            "-1 year -2 months"
+        );
+        assert_eq!(s(|b| write_duck_interval(0, 0, -1_000_000, b)), "-00:00:01");
+        assert_eq!(s(|b| write_duck_interval(0, 0, 0, b)), "00:00:00");
+        assert_eq!(s(|b| write_duck_interval(1, -1, 0, b)), "1 month -1 day");
+        assert_eq!(
+            s(|b| write_duck_interval(0, -1, 3_600_000_000, b)),
+            "-1 day 01:00:00"
+        );
+        assert_eq!(
+            s(|b| write_duck_blob(&[0x61, 0x5c, 0x22, 0x27, 0x3b, 0x7e, 0x1f, 0x20], b)),
+            "a\\x5C\\x22\\x27;~\\x1F "
+        );
     }
 
     #[test]

@@ -216,21 +216,15 @@ impl ValueWriter for FloatW<'_> {
         }
         Ok(())
     }
+    /// As DuckDB's `to_json`: FLOAT widened to double, yyjson's layout.
     fn json(&self, i: usize, out: &mut BytesMut) -> Result<(), TypeError> {
-        let finite = match self {
-            FloatW::F16(a) => a.value(i).to_f32().is_finite(),
-            FloatW::F32(a) => a.value(i).is_finite(),
-            FloatW::F64(a) => a.value(i).is_finite(),
+        let v = match self {
+            FloatW::F16(a) => a.value(i).to_f64(),
+            FloatW::F32(a) => a.value(i) as f64,
+            FloatW::F64(a) => a.value(i),
         };
-        if finite {
-            self.text(i, out)
-        } else {
-            // JSON has no NaN/Infinity literals.
-            let mut tmp = BytesMut::new();
-            self.text(i, &mut tmp)?;
-            write_json_string(&tmp, out);
-            Ok(())
-        }
+        write_json_double(v, out);
+        Ok(())
     }
     fn oid(&self) -> u32 {
         match self {
@@ -290,7 +284,9 @@ where
         Ok(())
     }
     fn json(&self, i: usize, out: &mut BytesMut) -> Result<(), TypeError> {
-        self.text(i, out)
+        let (neg, mag) = self.parts(i);
+        write_json_decimal(neg, mag, self.scale, out);
+        Ok(())
     }
     fn oid(&self) -> u32 {
         oids::NUMERIC
@@ -669,6 +665,12 @@ impl ValueWriter for BinW<'_> {
     fn json(&self, i: usize, out: &mut BytesMut) -> Result<(), TypeError> {
         match self.kind {
             BinKind::DuckBignum | BinKind::HugeLe { .. } => self.text(i, out),
+            BinKind::Bytea => {
+                let mut tmp = BytesMut::new();
+                write_duck_blob(self.bins.get(i), &mut tmp);
+                write_json_string(&tmp, out);
+                Ok(())
+            }
             _ => {
                 let mut tmp = BytesMut::new();
                 self.text(i, &mut tmp)?;
@@ -721,6 +723,12 @@ impl ValueWriter for DateW<'_> {
     fn binary(&self, i: usize, out: &mut BytesMut) -> Result<(), TypeError> {
         let d = self.days(i);
         out.put_i32(duck_date_to_pg(d).ok_or_else(|| TypeError::out_of_range("date", d))?);
+        Ok(())
+    }
+    fn json(&self, i: usize, out: &mut BytesMut) -> Result<(), TypeError> {
+        out.put_u8(b'"');
+        write_duck_date(self.days(i), out);
+        out.put_u8(b'"');
         Ok(())
     }
     fn oid(&self) -> u32 {
@@ -808,6 +816,12 @@ impl ValueWriter for TimestampW<'_> {
         out.put_i64(duck_ts_to_pg(v).ok_or_else(|| TypeError::out_of_range("timestamp", v))?);
         Ok(())
     }
+    fn json(&self, i: usize, out: &mut BytesMut) -> Result<(), TypeError> {
+        out.put_u8(b'"');
+        write_duck_timestamp(self.m.get(i)?, self.tz, out);
+        out.put_u8(b'"');
+        Ok(())
+    }
     fn oid(&self) -> u32 {
         if self.tz {
             oids::TIMESTAMPTZ
@@ -866,6 +880,13 @@ impl ValueWriter for IntervalW<'_> {
         out.put_i64(us);
         out.put_i32(d);
         out.put_i32(m);
+        Ok(())
+    }
+    fn json(&self, i: usize, out: &mut BytesMut) -> Result<(), TypeError> {
+        let (m, d, us) = self.parts(i)?;
+        out.put_u8(b'"');
+        write_duck_interval(m, d, us, out);
+        out.put_u8(b'"');
         Ok(())
     }
     fn oid(&self) -> u32 {
