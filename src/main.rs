@@ -6,6 +6,7 @@ async fn main() {
         .with_writer(std::io::stderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("DUCKMV_LOG")
+                .or_else(|_| tracing_subscriber::EnvFilter::try_from_env("RUST_LOG"))
                 .unwrap_or_else(|_| "info".into()),
         )
         .init();

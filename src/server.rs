@@ -17,7 +17,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let db = Database::open(&config.database)
         .with_context(|| format!("opening database {}", config.database))?;
     let shared = Arc::new(Shared::new(db.clone()));
-    crate::session::bootstrap(&shared).map_err(|e| anyhow::anyhow!("preparing the database: {} ({})", e.message, e.code))?;
+    crate::session::bootstrap(&shared)
+        .map_err(|e| anyhow::anyhow!("preparing the database: {} ({})", e.message, e.code))?;
 
     let auth = auth_config(&config)?;
     let tls = match (&config.tls_cert, &config.tls_key) {
@@ -33,11 +34,12 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
             "refusing to listen on {local} without authentication: configure users (--user NAME:PASSWORD or --users-file) or pass --allow-unauthenticated-remote"
         );
     }
+    // Signal handlers exist before anyone is told the server is ready.
+    let shutdown = shutdown_signal()?;
     info!("listening on {local}");
 
     let registry = Arc::new(CancelRegistry::default());
     let mut connections = JoinSet::new();
-    let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -79,24 +81,36 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
 
 fn auth_config(config: &Config) -> anyhow::Result<crate::wire::AuthConfig> {
     use crate::wire::{AuthMethod, Users};
-    let mut passwords = Users::parse_lines(&config.users.join("\n")).map_err(|e| anyhow::anyhow!("--user: {e}"))?;
+    let mut passwords =
+        Users::parse_lines(&config.users.join("\n")).map_err(|e| anyhow::anyhow!("--user: {e}"))?;
     if let Some(path) = &config.users_file {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?;
         passwords.extend(Users::parse_lines(&text).map_err(|e| anyhow::anyhow!("{path}: {e}"))?);
     }
-    let method = config.auth.unwrap_or(if passwords.is_empty() { AuthMethod::Trust } else { AuthMethod::Scram });
+    let method = config.auth.unwrap_or(if passwords.is_empty() {
+        AuthMethod::Trust
+    } else {
+        AuthMethod::Scram
+    });
     if method != AuthMethod::Trust && passwords.is_empty() {
         anyhow::bail!("--auth {method:?} needs users (--user NAME:PASSWORD or --users-file)");
     }
-    let users = (method != AuthMethod::Trust).then(|| std::sync::Arc::new(Users::new(method, passwords)));
-    Ok(crate::wire::AuthConfig { users, tls_only: config.tls_only })
+    let users =
+        (method != AuthMethod::Trust).then(|| std::sync::Arc::new(Users::new(method, passwords)));
+    Ok(crate::wire::AuthConfig {
+        users,
+        tls_only: config.tls_only,
+    })
 }
 
-async fn shutdown_signal() {
+fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    })
 }

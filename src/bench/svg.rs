@@ -144,7 +144,8 @@ pub fn render(r: &Results) -> String {
             x1 - x0,
             y1 - y0
         ));
-        let xa = LogAxis::around(pts.iter().map(|p| p.fraction));
+        // One change-size axis for every panel, so panels line up and compare at a glance.
+        let xa = LogAxis::around(r.refresh.iter().map(|p| p.fraction));
         let ya = LogAxis::around(
             pts.iter()
                 .flat_map(|p| [p.incremental_median_ms, p.full_median_ms])

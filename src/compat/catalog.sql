@@ -498,6 +498,10 @@ FROM (VALUES {{settings}}) AS s(name, setting);
 CREATE OR REPLACE MACRO duckmv.version() AS {{version}};
 CREATE OR REPLACE MACRO duckmv.pg_current_setting(p_name) AS (SELECT __s.setting FROM duckmv.pg_settings __s WHERE __s.name = lower(p_name)),
     (p_name, p_missing_ok) AS (SELECT __s.setting FROM duckmv.pg_settings __s WHERE __s.name = lower(p_name));
+-- set_config() returns the value without storing it: session parameters
+-- live in the server (SET), and clients call this to save/restore a
+-- setting around a query (asyncpg turns jit off for its introspection).
+CREATE OR REPLACE MACRO duckmv.set_config(p_name, p_value, p_local) AS p_value;
 CREATE OR REPLACE MACRO duckmv.pg_current_schema() AS 'public';
 CREATE OR REPLACE MACRO duckmv.pg_current_schemas(implicit) AS
     CASE WHEN implicit THEN ['pg_catalog', 'public'] ELSE ['public'] END;

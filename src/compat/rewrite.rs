@@ -70,6 +70,7 @@ pub(crate) const PROVIDED: &[&str] = &[
     "pg_indexes",
     "format_type",
     "version",
+    "set_config",
     "pg_backend_pid",
     "pg_get_userbyid",
     "pg_encoding_to_char",
@@ -160,12 +161,28 @@ pub fn rewrite(sql: &str) -> Option<String> {
     Some(apply(sql, edits))
 }
 
-/// Case-insensitive search for any trigger fragment, without allocating.
+/// Bytes (lower-case) that start a trigger fragment.
+const TRIGGER_STARTS: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < TRIGGERS.len() {
+        table[TRIGGERS[i].as_bytes()[0] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
+/// Case-insensitive search for any trigger fragment, in one pass and
+/// without allocating: this runs on every statement, including bulk loads.
 fn might_need(sql: &str) -> bool {
     let b = sql.as_bytes();
-    TRIGGERS.iter().any(|t| {
-        let t = t.as_bytes();
-        b.windows(t.len()).any(|w| w.eq_ignore_ascii_case(t))
+    (0..b.len()).any(|i| {
+        TRIGGER_STARTS[b[i].to_ascii_lowercase() as usize] && {
+            let rest = &b[i..];
+            TRIGGERS.iter().any(|t| {
+                rest.len() >= t.len() && rest[..t.len()].eq_ignore_ascii_case(t.as_bytes())
+            })
+        }
     })
 }
 
@@ -735,6 +752,13 @@ mod tests {
 
     fn rw(sql: &str) -> String {
         rewrite(sql).unwrap_or_else(|| sql.to_string())
+    }
+
+    #[test]
+    fn quick_check_is_case_insensitive() {
+        assert!(might_need("SELECT * FROM PG_CATALOG.PG_CLASS"));
+        assert!(might_need("select x::RegClass"));
+        assert!(!might_need("INSERT INTO t VALUES (1, 'price', 'catalog')"));
     }
 
     #[test]

@@ -66,7 +66,10 @@ impl Settings {
         if let Some(v) = self.values.get(&n) {
             return Some(v.clone());
         }
-        KNOWN.iter().find(|(k, _, _)| *k == n).map(|(_, d, _)| d.to_string())
+        KNOWN
+            .iter()
+            .find(|(k, _, _)| *k == n)
+            .map(|(_, d, _)| d.to_string())
     }
 
     /// Sets a known parameter; returns the ParameterStatus to send, if any.
@@ -93,7 +96,10 @@ impl Settings {
 
 fn normalize(v: &str) -> String {
     let v = v.trim();
-    let v = v.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')).unwrap_or(v);
+    let v = v
+        .strip_prefix('\'')
+        .and_then(|s| s.strip_suffix('\''))
+        .unwrap_or(v);
     v.to_string()
 }
 
@@ -105,11 +111,17 @@ mod tests {
     fn set_show_reset() {
         let mut s = Settings::default();
         assert_eq!(s.get("DateStyle").as_deref(), Some("ISO, MDY"));
-        assert_eq!(s.set("application_name", Some("'app'")), Some(("application_name".into(), "app".into())));
+        assert_eq!(
+            s.set("application_name", Some("'app'")),
+            Some(("application_name".into(), "app".into()))
+        );
         assert_eq!(s.get("application_name").as_deref(), Some("app"));
         assert_eq!(s.set("extra_float_digits", Some("3")), None);
         assert_eq!(s.get("extra_float_digits").as_deref(), Some("3"));
         assert!(s.set("threads", Some("4")).is_none());
-        assert_eq!(s.reset_all(), vec![("application_name".to_string(), "".to_string())]);
+        assert_eq!(
+            s.reset_all(),
+            vec![("application_name".to_string(), "".to_string())]
+        );
     }
 }

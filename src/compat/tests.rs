@@ -449,6 +449,14 @@ fn functions_answer_like_postgres() {
         q(&c, "SELECT current_schema(), current_schema"),
         [["public", "public"]]
     );
+    // asyncpg's preamble to its type introspection.
+    assert_eq!(
+        q(
+            &c,
+            "SELECT current_setting('jit') AS cur, set_config('jit', 'off', false) AS new"
+        ),
+        [["off", "off"]]
+    );
     assert_eq!(
         q(&c, "SELECT pg_catalog.current_schemas(true)::VARCHAR"),
         [["[pg_catalog, public]"]]

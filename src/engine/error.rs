@@ -77,7 +77,9 @@ pub fn sqlstate_for(message: &str, kind: u32) -> &'static str {
     match class {
         "Parser" | "Syntax" => "42601",
         "Catalog" => {
-            if has("table with name") && has("does not exist") || has("view with name") && has("does not exist") {
+            if has("table with name") && has("does not exist")
+                || has("view with name") && has("does not exist")
+            {
                 "42P01"
             } else if has("already exists") {
                 if has("schema") {

@@ -38,21 +38,41 @@ fn io_err(e: std::io::Error) -> SqlError {
 static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Worker {
-    pub(crate) fn copy_from_start(&mut self, table: &Name, columns: &Option<Vec<String>>, options: &CopyOptions, out: &Out) -> Result<(), SqlError> {
+    pub(crate) fn copy_from_start(
+        &mut self,
+        table: &Name,
+        columns: &Option<Vec<String>>,
+        options: &CopyOptions,
+        out: &Out,
+    ) -> Result<(), SqlError> {
         // Checks the table exists and counts its columns before any data.
-        let probe = self.conn.prepare(&format!("SELECT * FROM {} LIMIT 0", table.quoted()))?;
-        let ncols = columns.as_ref().map(|c| c.len()).unwrap_or(probe.columns.len());
+        let probe = self
+            .conn
+            .prepare(&format!("SELECT * FROM {} LIMIT 0", table.quoted()))?;
+        let ncols = columns
+            .as_ref()
+            .map(|c| c.len())
+            .unwrap_or(probe.columns.len());
         drop(probe);
         let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let path = std::env::temp_dir().join(format!("duckmv-copy-{}-{n}.csv", std::process::id()));
         let file = BufWriter::with_capacity(1 << 20, File::create(&path).map_err(io_err)?);
-        self.copy_in = Some(CopyIn { path, file, partial: Vec::new(), table: table.clone(), columns: columns.clone(), options: options.clone() });
+        self.copy_in = Some(CopyIn {
+            path,
+            file,
+            partial: Vec::new(),
+            table: table.clone(),
+            columns: columns.clone(),
+            options: options.clone(),
+        });
         out.send(Reply::CopyInResponse(ncols as i16));
         Ok(())
     }
 
     pub fn copy_data(&mut self, data: &[u8], out: &Out) {
-        let Some(c) = self.copy_in.as_mut() else { return };
+        let Some(c) = self.copy_in.as_mut() else {
+            return;
+        };
         let r = (|| {
             if c.options.csv {
                 return c.file.write_all(data).map_err(io_err);
@@ -81,7 +101,9 @@ impl Worker {
     }
 
     pub fn copy_done(&mut self, out: &Out) {
-        let Some(mut c) = self.copy_in.take() else { return };
+        let Some(mut c) = self.copy_in.take() else {
+            return;
+        };
         let r = (|| {
             if !c.options.csv && !c.partial.is_empty() && c.partial != b"\\." {
                 let mut csv = Vec::new();
@@ -89,7 +111,19 @@ impl Worker {
                 c.file.write_all(&csv).map_err(io_err)?;
             }
             c.file.flush().map_err(io_err)?;
-            let cols = c.columns.as_ref().map(|cs| format!(" ({})", cs.iter().map(|x| quote_ident(x)).collect::<Vec<_>>().join(", "))).unwrap_or_default();
+            let cols = c
+                .columns
+                .as_ref()
+                .map(|cs| {
+                    format!(
+                        " ({})",
+                        cs.iter()
+                            .map(|x| quote_ident(x))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })
+                .unwrap_or_default();
             let o = &c.options;
             let lit = |b: u8| (b as char).to_string().replace('\'', "''");
             let opts = if o.csv {
@@ -104,7 +138,11 @@ impl Worker {
             } else {
                 "FORMAT csv, HEADER false, DELIMITER ',', QUOTE '\"', ESCAPE '\"', NULL '', allow_quoted_nulls false".into()
             };
-            let sql = format!("COPY {}{cols} FROM '{}' ({opts})", c.table.quoted(), c.path.display().to_string().replace('\'', "''"));
+            let sql = format!(
+                "COPY {}{cols} FROM '{}' ({opts})",
+                c.table.quoted(),
+                c.path.display().to_string().replace('\'', "''")
+            );
             Ok::<u64, SqlError>(self.conn.exec(&sql)?)
         })();
         drop(c);
@@ -123,12 +161,20 @@ impl Worker {
     pub fn copy_fail(&mut self, message: &str, out: &Out) {
         self.copy_in = None;
         self.on_error();
-        out.send(Reply::Error(SqlError::new("57014", format!("COPY from stdin failed: {message}"))));
+        out.send(Reply::Error(SqlError::new(
+            "57014",
+            format!("COPY from stdin failed: {message}"),
+        )));
         out.send(Reply::Status(self.status()));
     }
 
     /// Runs `source` and sends its rows as COPY data; returns the row count.
-    pub(crate) fn copy_to(&mut self, source: &str, o: &CopyOptions, out: &Out) -> Result<u64, SqlError> {
+    pub(crate) fn copy_to(
+        &mut self,
+        source: &str,
+        o: &CopyOptions,
+        out: &Out,
+    ) -> Result<u64, SqlError> {
         let mut r = self.conn.query(source)?;
         let ncols = r.columns.len();
         out.send(Reply::CopyOutResponse(ncols as i16));
@@ -143,12 +189,17 @@ impl Worker {
             line.push(b'\n');
             out.send(Reply::CopyData(line));
         }
-        let cols: Vec<_> = r.columns.iter().map(|c| (c.ty.clone(), Format::Text)).collect();
+        let cols: Vec<_> = r
+            .columns
+            .iter()
+            .map(|c| (c.ty.clone(), Format::Text))
+            .collect();
         let mut n = 0u64;
         while let Some(batch) = r.next_batch()? {
             let mut rows = Vec::with_capacity(batch.num_rows());
             types::encode_rows(&batch, &cols, 0, batch.num_rows(), &mut rows)?;
-            let mut buf = Vec::with_capacity(rows.iter().map(|r| r.len()).sum::<usize>() + rows.len());
+            let mut buf =
+                Vec::with_capacity(rows.iter().map(|r| r.len()).sum::<usize>() + rows.len());
             for row in &rows {
                 let mut p = 0;
                 for i in 0..ncols {

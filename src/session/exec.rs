@@ -88,7 +88,11 @@ fn has_returning(sql: &str) -> bool {
 pub fn is_transaction_control(cmd: &Command) -> bool {
     matches!(
         cmd,
-        Command::Begin | Command::Commit | Command::Rollback | Command::Savepoint
+        Command::Begin
+            | Command::StartTransaction
+            | Command::Commit
+            | Command::Rollback
+            | Command::Savepoint
     )
 }
 
@@ -130,10 +134,18 @@ pub fn prepare(
     if !duck {
         if let Command::Show { name } = &cmd {
             let shown = name.rsplit('.').next().unwrap_or(name).replace(' ', "_");
-            st.columns = vec![Column { name: shown, ty: DuckType::Varchar }];
+            st.columns = vec![Column {
+                name: shown,
+                ty: DuckType::Varchar,
+            }];
         }
         st.kind = StmtKind::Command(cmd);
         return Ok(st);
+    }
+    // Refuse writes into views and internal state before DuckDB sees them
+    // (DuckDB would report a view as a missing table).
+    if matches!(cmd, Command::Passthrough) {
+        ivm_bridge::check_writes(w, text)?;
     }
     if let Some(r) = ivm_bridge::rewrite_for_capture(w, text)? {
         st.kind = StmtKind::Rewrite(r);
@@ -143,7 +155,11 @@ pub fn prepare(
     let base = rewritten.as_deref().unwrap_or(text);
     // Types the client declared in Parse are written into the statement as
     // casts, so DuckDB types the statement as the client will bind it.
-    let declared: Vec<Option<DuckType>> = st.client_oids.iter().map(|o| types::duck_type_for_oid(*o)).collect();
+    let declared: Vec<Option<DuckType>> = st
+        .client_oids
+        .iter()
+        .map(|o| types::duck_type_for_oid(*o))
+        .collect();
     let typed;
     let duck_sql = if declared.iter().any(Option::is_some) {
         typed = sql::params::substitute(base, &|n| match declared.get(n - 1) {
@@ -161,7 +177,11 @@ pub fn prepare(
             *slot = t.clone();
         }
     }
-    if st.params.iter().any(|t| matches!(t, DuckType::Null | DuckType::Other(_))) {
+    if st
+        .params
+        .iter()
+        .any(|t| matches!(t, DuckType::Null | DuckType::Other(_)))
+    {
         for (n, name) in sql::params::cast_types(base) {
             if let Some(slot) = st.params.get_mut(n - 1) {
                 if matches!(slot, DuckType::Null | DuckType::Other(_)) {
@@ -186,7 +206,10 @@ pub fn prepare(
 /// DuckDB cannot always type a statement's result before its parameters
 /// are bound (a table function taking `$1`, say).
 fn unresolved(cols: &[Column]) -> bool {
-    cols.is_empty() || cols.iter().any(|c| matches!(c.ty, DuckType::Null | DuckType::Other(_)))
+    cols.is_empty()
+        || cols
+            .iter()
+            .any(|c| matches!(c.ty, DuckType::Null | DuckType::Other(_)))
 }
 
 /// The result columns of a query, found by preparing it with each
@@ -194,10 +217,19 @@ fn unresolved(cols: &[Column]) -> bool {
 /// a LIMIT 0 SELECT and never runs).
 fn describe_with_nulls(w: &Worker, sql: &str, params: &[DuckType]) -> Option<Vec<Column>> {
     let body = sql::params::substitute(sql, &|n| {
-        let t = params.get(n - 1).filter(|t| !matches!(t, DuckType::Null | DuckType::Other(_))).map(|t| t.sql_name()).unwrap_or_else(|| "VARCHAR".into());
+        let t = params
+            .get(n - 1)
+            .filter(|t| !matches!(t, DuckType::Null | DuckType::Other(_)))
+            .map(|t| t.sql_name())
+            .unwrap_or_else(|| "VARCHAR".into());
         format!("CAST(NULL AS {t})")
     });
-    let p = w.conn.prepare(&format!("SELECT * FROM ({body}) AS _duckmv_describe LIMIT 0")).ok()?;
+    let p = w
+        .conn
+        .prepare(&format!(
+            "SELECT * FROM ({body}) AS _duckmv_describe LIMIT 0"
+        ))
+        .ok()?;
     Some(p.columns.clone())
 }
 
@@ -302,7 +334,11 @@ pub fn execute(
                         n += rows;
                     }
                 }
-                let tag = if r.tag == "INSERT" { format!("INSERT 0 {n}") } else { format!("MERGE {n}") };
+                let tag = if r.tag == "INSERT" {
+                    format!("INSERT 0 {n}")
+                } else {
+                    format!("MERGE {n}")
+                };
                 out.send(Reply::Complete(tag));
                 portal.state = PortalState::Done;
                 return Ok(());
@@ -315,8 +351,17 @@ pub fn execute(
                 }
                 if let Command::Copy(c) = cmd {
                     match c {
-                        sql::copy::Copy::From { table, columns, options } => {
-                            ivm_bridge::check_statement(w, &Command::Passthrough, &format!("COPY {} FROM STDIN", table.quoted()), out)?;
+                        sql::copy::Copy::From {
+                            table,
+                            columns,
+                            options,
+                        } => {
+                            ivm_bridge::check_statement(
+                                w,
+                                &Command::Passthrough,
+                                &format!("COPY {} FROM STDIN", table.quoted()),
+                                out,
+                            )?;
                             w.copy_from_start(table, columns, options, out)?;
                         }
                         sql::copy::Copy::To { source, options } => {

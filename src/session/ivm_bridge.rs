@@ -134,23 +134,7 @@ pub fn check_statement(
     out: &Out,
 ) -> Result<(), SqlError> {
     match cmd {
-        Command::Passthrough => {
-            for t in sql::write_targets(text) {
-                check_internal_name(&t)?;
-                if w.shared.is_matview(&t.name) {
-                    return Err(SqlError::new(
-                        "42809",
-                        format!("cannot change materialized view \"{}\"", t.name),
-                    ));
-                }
-            }
-            if touches_internal_schema(text) {
-                return Err(SqlError::new(
-                    "42501",
-                    "permission denied for schema _duckmv: it holds duckmv's internal state",
-                ));
-            }
-        }
+        Command::Passthrough => check_writes(w, text)?,
         Command::DropRelation { names, cascade } => {
             for n in names {
                 check_internal_name(n)?;
@@ -236,6 +220,26 @@ pub fn check_statement(
     Ok(())
 }
 
+/// Writes into a materialized view (42809) or into internal state (42501).
+pub fn check_writes(w: &Worker, text: &str) -> Result<(), SqlError> {
+    for t in sql::write_targets(text) {
+        check_internal_name(&t)?;
+        if w.shared.is_matview(&t.name) {
+            return Err(SqlError::new(
+                "42809",
+                format!("cannot change materialized view \"{}\"", t.name),
+            ));
+        }
+    }
+    if touches_internal_schema(text) {
+        return Err(SqlError::new(
+            "42501",
+            "permission denied for schema _duckmv: it holds duckmv's internal state",
+        ));
+    }
+    Ok(())
+}
+
 /// DDL aimed at the internal schema (CREATE/DROP/ALTER ... _duckmv.x).
 fn touches_internal_schema(text: &str) -> bool {
     let words = sql::lex::leading_words(text, 1);
@@ -270,7 +274,10 @@ pub fn reload_matviews(w: &mut Worker) {
 /// For an upsert or MERGE whose target a materialized view reads: the plain
 /// statements to run instead (DuckDB refuses both on tables with capture
 /// triggers). None for every other statement.
-pub fn rewrite_for_capture(w: &mut Worker, text: &str) -> Result<Option<sql::upsert::Rewrite>, SqlError> {
+pub fn rewrite_for_capture(
+    w: &mut Worker,
+    text: &str,
+) -> Result<Option<sql::upsert::Rewrite>, SqlError> {
     use ivm::Sql;
     let first = sql::lex::leading_words(text, 1);
     let candidate = match first.first().map(String::as_str) {
@@ -288,14 +295,25 @@ pub fn rewrite_for_capture(w: &mut Worker, text: &str) -> Result<Option<sql::ups
             t.replace('\'', "''")
         );
         let rows = ConnSql(conn).query(&q).map_err(|e| e.message)?;
-        Ok(rows.into_iter().filter_map(|r| r.into_iter().next().flatten()).collect())
+        Ok(rows
+            .into_iter()
+            .filter_map(|r| r.into_iter().next().flatten())
+            .collect())
     };
-    let Some(r) = sql::upsert::rewrite(text, &mut columns) else { return Ok(None) };
+    let Some(r) = sql::upsert::rewrite(text, &mut columns) else {
+        return Ok(None);
+    };
     let table = match &r {
         Ok(r) => r.table.clone(),
-        Err(_) => sql::write_targets(text).first().map(|n| n.name.clone()).unwrap_or_default(),
+        Err(_) => sql::write_targets(text)
+            .first()
+            .map(|n| n.name.clone())
+            .unwrap_or_default(),
     };
-    if ivm::dependents(&mut ConnSql(&w.conn), &table).map_err(ivm_err)?.is_empty() {
+    if ivm::dependents(&mut ConnSql(&w.conn), &table)
+        .map_err(ivm_err)?
+        .is_empty()
+    {
         return Ok(None);
     }
     r.map(Some).map_err(|m| SqlError::new("0A000", m))

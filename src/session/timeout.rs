@@ -20,7 +20,11 @@ pub struct Watchdog {
 
 impl Watchdog {
     pub fn start(interrupter: Arc<Interrupter>) -> Watchdog {
-        let state = Arc::new(State { deadline: Mutex::new(None), wake: Condvar::new(), fired: AtomicBool::new(false) });
+        let state = Arc::new(State {
+            deadline: Mutex::new(None),
+            wake: Condvar::new(),
+            fired: AtomicBool::new(false),
+        });
         let weak = Arc::downgrade(&state);
         std::thread::Builder::new()
             .name("duckmv-timeout".into())
@@ -64,7 +68,9 @@ impl Watchdog {
 /// 0 or unparsable means no timeout.
 pub fn parse_duration(v: &str) -> Option<Duration> {
     let v = v.trim().trim_matches('\'').trim().to_ascii_lowercase();
-    let split = v.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(v.len());
+    let split = v
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(v.len());
     let (num, unit) = v.split_at(split);
     let n: f64 = num.parse().ok()?;
     let ms = match unit.trim() {

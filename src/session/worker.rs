@@ -82,37 +82,36 @@ impl Worker {
             return;
         }
         let commands: Vec<_> = stmts.iter().map(|s| sql::classify(s)).collect();
-        let copy_in_at = commands.iter().position(|c| matches!(c, Ok(Command::Copy(sql::copy::Copy::From { .. }))));
+        let copy_in_at = commands
+            .iter()
+            .position(|c| matches!(c, Ok(Command::Copy(sql::copy::Copy::From { .. }))));
         if copy_in_at.is_some_and(|i| i + 1 != stmts.len()) {
-            out.send(Reply::Error(SqlError::new("0A000", "COPY FROM STDIN must be the last statement of a query string")));
+            out.send(Reply::Error(SqlError::new(
+                "0A000",
+                "COPY FROM STDIN must be the last statement of a query string",
+            )));
             out.send(Reply::Ready(self.status()));
             return;
         }
         let has_txn_control = commands.iter().any(|c| {
             matches!(
                 c,
-                Ok(Command::Begin | Command::Commit | Command::Rollback | Command::Savepoint)
+                Ok(Command::Begin
+                    | Command::StartTransaction
+                    | Command::Commit
+                    | Command::Rollback
+                    | Command::Savepoint)
             )
         });
-        let wrap = self.txn == Txn::Idle
-            && !has_txn_control
-            && (stmts.len() > 1
-                || commands
-                    .iter()
-                    .any(|c| matches!(c, Ok(c) if exec::needs_transaction(c))));
-        if wrap {
-            if let Err(e) = self.begin_implicit() {
-                out.send(Reply::Error(e));
-                out.send(Reply::Ready(self.status()));
-                return;
-            }
-        }
+        let several = stmts.len() > 1;
+        tracing::debug!(txn = ?self.txn, "simple query: {text}");
         for (s, cmd) in stmts.iter().zip(commands) {
             let result = match cmd {
-                Ok(cmd) => self.run_simple(s, cmd, out),
+                Ok(cmd) => self.run_simple(s, cmd, several, out),
                 Err(e) => Err(SqlError::new("42601", e.0)),
             };
             if let Err(e) = result {
+                tracing::debug!(txn = ?self.txn, "statement failed: {} {}", e.code, e.message);
                 out.send(Reply::Error(e));
                 self.on_error();
                 break;
@@ -130,11 +129,24 @@ impl Worker {
         out.send(Reply::Ready(self.status()));
     }
 
-    fn run_simple(&mut self, text: &str, cmd: Command, out: &Out) -> Result<(), SqlError> {
+    fn run_simple(
+        &mut self,
+        text: &str,
+        cmd: Command,
+        several: bool,
+        out: &Out,
+    ) -> Result<(), SqlError> {
         if let Some(r) = self.transaction_command(&cmd, out) {
             return r;
         }
         self.check_not_failed()?;
+        // Statements of a multi-statement message share one implicit
+        // transaction (a new one after an explicit COMMIT, as PostgreSQL
+        // does). Writes always run in a transaction of their own: DuckDB can
+        // keep part of a failed autocommit statement's trigger work.
+        if self.txn == Txn::Idle && (several || exec::needs_transaction(&cmd) || is_write(text)) {
+            self.begin_implicit()?;
+        }
         let stmt = exec::prepare(self, text, cmd, Vec::new())?;
         if stmt.needs_transaction() && self.txn == Txn::Idle {
             self.begin_implicit()?;
@@ -349,7 +361,13 @@ impl Worker {
                 self.after_rollback();
             }
             Txn::Block => self.txn = Txn::Failed,
-            Txn::Idle | Txn::Failed => {}
+            // DuckDB can leave an autocommit statement's transaction open
+            // and aborted after some failures (write conflicts): end it, so
+            // the next statement does not inherit it.
+            Txn::Idle => {
+                let _ = self.conn.exec("ROLLBACK");
+            }
+            Txn::Failed => {}
         }
     }
 
@@ -379,7 +397,7 @@ impl Worker {
     /// Handles BEGIN/COMMIT/ROLLBACK/SAVEPOINT; None for other commands.
     fn transaction_command(&mut self, cmd: &Command, out: &Out) -> Option<Result<(), SqlError>> {
         let r = match cmd {
-            Command::Begin => match self.txn {
+            Command::Begin | Command::StartTransaction => match self.txn {
                 Txn::Idle => self.conn.exec("BEGIN TRANSACTION").map(|_| {
                     self.txn = Txn::Block;
                 }),
@@ -396,7 +414,13 @@ impl Worker {
                 }
                 Txn::Failed => return Some(Err(SqlError::new("25P02", ABORTED))),
             }
-            .map(|_| "BEGIN"),
+            .map(|_| {
+                if *cmd == Command::StartTransaction {
+                    "START TRANSACTION"
+                } else {
+                    "BEGIN"
+                }
+            }),
             Command::Commit => match self.txn {
                 Txn::Idle => {
                     out.send(Reply::Warning(SqlError::new(
@@ -458,9 +482,17 @@ impl Worker {
 
     /// Arms statement_timeout for the statement about to run.
     pub(crate) fn arm_timeout(&mut self) {
-        let Some(d) = self.settings.get("statement_timeout").and_then(|v| super::timeout::parse_duration(&v)) else { return };
+        let Some(d) = self
+            .settings
+            .get("statement_timeout")
+            .and_then(|v| super::timeout::parse_duration(&v))
+        else {
+            return;
+        };
         let int = self.conn.interrupter();
-        self.watchdog.get_or_insert_with(|| super::timeout::Watchdog::start(int)).arm(d);
+        self.watchdog
+            .get_or_insert_with(|| super::timeout::Watchdog::start(int))
+            .arm(d);
     }
 
     /// Disarms statement_timeout; a cancel it caused gets PostgreSQL's message.
@@ -477,7 +509,11 @@ impl Worker {
 
     /// SET / SHOW / RESET / DISCARD / DEALLOCATE answered by the server.
     /// Returns the command tag; None when `cmd` is not one of them.
-    pub(crate) fn setting_command(&mut self, cmd: &Command, out: &Out) -> Option<Result<String, SqlError>> {
+    pub(crate) fn setting_command(
+        &mut self,
+        cmd: &Command,
+        out: &Out,
+    ) -> Option<Result<String, SqlError>> {
         Some(match cmd {
             Command::Set { name, value } => {
                 if let Some((k, v)) = self.settings.set(name, value.as_deref()) {
@@ -513,7 +549,10 @@ impl Worker {
             Command::TransactionMode => Ok("SET".into()),
             Command::DiscardAll => {
                 if matches!(self.txn, Txn::Block | Txn::Failed) {
-                    return Some(Err(SqlError::new("25001", "DISCARD ALL cannot run inside a transaction block")));
+                    return Some(Err(SqlError::new(
+                        "25001",
+                        "DISCARD ALL cannot run inside a transaction block",
+                    )));
                 }
                 self.statements.clear();
                 self.portals.clear();
@@ -524,7 +563,10 @@ impl Worker {
             }
             Command::Deallocate { name: Some(n) } => {
                 if self.statements.remove(n).is_none() {
-                    if let Err(e) = self.conn.exec(&format!("DEALLOCATE {}", crate::sql::quote_ident(n))) {
+                    if let Err(e) = self
+                        .conn
+                        .exec(&format!("DEALLOCATE {}", crate::sql::quote_ident(n)))
+                    {
                         return Some(Err(e.into()));
                     }
                 }
@@ -545,6 +587,14 @@ impl Worker {
             exec::buffer_rest(p);
         }
     }
+}
+
+/// Statements that change table data.
+fn is_write(text: &str) -> bool {
+    matches!(
+        sql::lex::leading_words(text, 1).first().map(String::as_str),
+        Some("INSERT" | "UPDATE" | "DELETE" | "MERGE" | "TRUNCATE" | "COPY" | "WITH")
+    )
 }
 
 pub(crate) fn pick_format(codes: &[i16], i: usize) -> Format {

@@ -29,6 +29,8 @@ pub fn quote_ident(s: &str) -> String {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Command {
     Begin,
+    /// START TRANSACTION: BEGIN with its own command tag.
+    StartTransaction,
     Commit,
     Rollback,
     /// SAVEPOINT / RELEASE / ROLLBACK TO: DuckDB has no savepoints.
@@ -101,7 +103,8 @@ pub fn classify(sql: &str) -> Result<Command, ClassifyError> {
             .unwrap_or("")
     };
     Ok(match w(0) {
-        "BEGIN" | "START" => Command::Begin,
+        "BEGIN" => Command::Begin,
+        "START" => Command::StartTransaction,
         "COMMIT" | "END" => Command::Commit,
         "ABORT" => Command::Rollback,
         "ROLLBACK" => {
@@ -119,7 +122,12 @@ pub fn classify(sql: &str) -> Result<Command, ClassifyError> {
             Err(e) => return Err(ClassifyError(e)),
         },
         "SHOW" => match setting_name(&toks, 1) {
-            Some((name, _)) if crate::compat::Settings::is_known(&name) || name == "transaction isolation level" => Command::Show { name },
+            Some((name, _))
+                if crate::compat::Settings::is_known(&name)
+                    || name == "transaction isolation level" =>
+            {
+                Command::Show { name }
+            }
             _ => Command::Passthrough,
         },
         "RESET" => {
@@ -127,7 +135,9 @@ pub fn classify(sql: &str) -> Result<Command, ClassifyError> {
                 Command::Reset { name: None }
             } else {
                 match setting_name(&toks, 1) {
-                    Some((name, _)) if crate::compat::Settings::is_known(&name) => Command::Reset { name: Some(name) },
+                    Some((name, _)) if crate::compat::Settings::is_known(&name) => {
+                        Command::Reset { name: Some(name) }
+                    }
                     _ => Command::Passthrough,
                 }
             }
@@ -137,7 +147,9 @@ pub fn classify(sql: &str) -> Result<Command, ClassifyError> {
             let i = if w(1) == "PREPARE" { 2 } else { 1 };
             match toks.get(i) {
                 Some(t) if t.is_kw("ALL") => Command::Deallocate { name: None },
-                Some(t) if matches!(t.kind, Tok::Word | Tok::Ident) => Command::Deallocate { name: Some(ident_text(t, sql)) },
+                Some(t) if matches!(t.kind, Tok::Word | Tok::Ident) => Command::Deallocate {
+                    name: Some(ident_text(t, sql)),
+                },
                 _ => Command::Passthrough,
             }
         }
@@ -235,7 +247,10 @@ fn setting_name(toks: &[Token], i: usize) -> Option<(String, usize)> {
 fn parse_set(sql: &str) -> Command {
     let toks = tokenize(sql);
     let mut i = 1;
-    if toks.get(i).is_some_and(|t| t.is_kw("SESSION") || t.is_kw("LOCAL")) {
+    if toks
+        .get(i)
+        .is_some_and(|t| t.is_kw("SESSION") || t.is_kw("LOCAL"))
+    {
         if toks.get(i + 1).is_some_and(|t| t.is_kw("CHARACTERISTICS")) {
             return Command::TransactionMode;
         }
@@ -244,17 +259,28 @@ fn parse_set(sql: &str) -> Command {
     if toks.get(i).is_some_and(|t| t.is_kw("TRANSACTION")) {
         return Command::TransactionMode;
     }
-    let Some((name, mut j)) = setting_name(&toks, i) else { return Command::Passthrough };
+    let Some((name, mut j)) = setting_name(&toks, i) else {
+        return Command::Passthrough;
+    };
     if name == "transaction isolation level" || !crate::compat::Settings::is_known(&name) {
         return Command::Passthrough;
     }
-    if toks.get(j).is_some_and(|t| t.is_kw("TO") || t.is_punct("=")) {
+    if toks
+        .get(j)
+        .is_some_and(|t| t.is_kw("TO") || t.is_punct("="))
+    {
         j += 1;
     }
     let value = match toks.get(j) {
         None => None,
         Some(t) if t.is_kw("DEFAULT") => None,
-        Some(t) => Some(sql[t.start..].trim().trim_end_matches(';').trim().to_string()),
+        Some(t) => Some(
+            sql[t.start..]
+                .trim()
+                .trim_end_matches(';')
+                .trim()
+                .to_string(),
+        ),
     };
     Command::Set { name, value }
 }

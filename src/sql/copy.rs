@@ -2,7 +2,7 @@
 //! converting between PostgreSQL's COPY text format and the CSV that
 //! DuckDB's own COPY reads and that clients may ask for.
 
-use super::classify::{Name};
+use super::classify::Name;
 use super::lex::{tokenize, Tok, Token};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,15 +18,29 @@ pub struct CopyOptions {
 
 impl CopyOptions {
     fn text() -> Self {
-        CopyOptions { csv: false, header: false, delimiter: b'\t', null: "\\N".into(), quote: b'"', escape: b'"' }
+        CopyOptions {
+            csv: false,
+            header: false,
+            delimiter: b'\t',
+            null: "\\N".into(),
+            quote: b'"',
+            escape: b'"',
+        }
     }
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Copy {
-    From { table: Name, columns: Option<Vec<String>>, options: CopyOptions },
+    From {
+        table: Name,
+        columns: Option<Vec<String>>,
+        options: CopyOptions,
+    },
     /// `source` is a query (a table name becomes `SELECT cols FROM t`).
-    To { source: String, options: CopyOptions },
+    To {
+        source: String,
+        options: CopyOptions,
+    },
 }
 
 /// Reads a COPY statement that uses STDIN/STDOUT; None for other COPYs
@@ -59,7 +73,10 @@ pub fn parse_copy(sql: &str) -> Result<Option<Copy>, String> {
             }
         }
         let name = parts.pop().ok_or("COPY needs a table name")?;
-        table = Some(Name { schema: parts.pop(), name });
+        table = Some(Name {
+            schema: parts.pop(),
+            name,
+        });
     }
     let mut columns = None;
     if toks.get(i).is_some_and(|t| t.is_punct("(")) {
@@ -68,7 +85,13 @@ pub fn parse_copy(sql: &str) -> Result<Option<Copy>, String> {
             toks[i + 1..close]
                 .iter()
                 .filter(|t| matches!(t.kind, Tok::Word | Tok::Ident))
-                .map(|t| if t.kind == Tok::Word { t.text.to_ascii_lowercase() } else { t.text.clone() })
+                .map(|t| {
+                    if t.kind == Tok::Word {
+                        t.text.to_ascii_lowercase()
+                    } else {
+                        t.text.clone()
+                    }
+                })
                 .collect::<Vec<_>>(),
         );
         i = close + 1;
@@ -83,14 +106,23 @@ pub fn parse_copy(sql: &str) -> Result<Option<Copy>, String> {
     let options = parse_options(&toks[i + 2..])?;
     Ok(Some(if from {
         let table = table.ok_or("COPY FROM STDIN needs a table")?;
-        Copy::From { table, columns, options }
+        Copy::From {
+            table,
+            columns,
+            options,
+        }
     } else {
         let source = match (source_query, table) {
             (Some(q), _) => q,
             (None, Some(t)) => {
                 let cols = columns
                     .as_ref()
-                    .map(|c| c.iter().map(|c| super::quote_ident(c)).collect::<Vec<_>>().join(", "))
+                    .map(|c| {
+                        c.iter()
+                            .map(|c| super::quote_ident(c))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    })
                     .unwrap_or_else(|| "*".into());
                 format!("SELECT {cols} FROM {}", t.quoted())
             }
@@ -117,7 +149,10 @@ fn matching_paren(toks: &[Token], open: usize) -> Option<usize> {
 
 fn string_value(t: &Token) -> String {
     let s = t.text.trim_start_matches(['E', 'e']);
-    let inner = s.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')).unwrap_or(s);
+    let inner = s
+        .strip_prefix('\'')
+        .and_then(|s| s.strip_suffix('\''))
+        .unwrap_or(s);
     let inner = inner.replace("''", "'");
     if t.text.starts_with(['E', 'e']) {
         inner.replace("\\t", "\t").replace("\\\\", "\\")
@@ -139,7 +174,9 @@ fn parse_options(toks: &[Token]) -> Result<CopyOptions, String> {
         let val_is = |k: &str| next.is_some_and(|n| n.is_kw(k));
         match t.text.as_str() {
             "FORMAT" => {
-                let f = next.map(|n| n.text.to_ascii_uppercase()).unwrap_or_default();
+                let f = next
+                    .map(|n| n.text.to_ascii_uppercase())
+                    .unwrap_or_default();
                 match f.trim_matches('\'') {
                     "CSV" => o.csv = true,
                     "TEXT" => o.csv = false,
@@ -151,8 +188,14 @@ fn parse_options(toks: &[Token]) -> Result<CopyOptions, String> {
             "CSV" => o.csv = true,
             "BINARY" => return Err("COPY in binary format is not supported".into()),
             "HEADER" => {
-                o.header = !(val_is("FALSE") || val_is("OFF") || next.is_some_and(|n| n.text == "0"));
-                if val_is("TRUE") || val_is("FALSE") || val_is("ON") || val_is("OFF") || val_is("MATCH") {
+                o.header =
+                    !(val_is("FALSE") || val_is("OFF") || next.is_some_and(|n| n.text == "0"));
+                if val_is("TRUE")
+                    || val_is("FALSE")
+                    || val_is("ON")
+                    || val_is("OFF")
+                    || val_is("MATCH")
+                {
                     j += 1;
                 }
             }
@@ -166,11 +209,21 @@ fn parse_options(toks: &[Token]) -> Result<CopyOptions, String> {
                 j += 1;
             }
             "QUOTE" => {
-                o.quote = *next.map(string_value).ok_or("QUOTE needs a value")?.as_bytes().first().unwrap_or(&b'"');
+                o.quote = *next
+                    .map(string_value)
+                    .ok_or("QUOTE needs a value")?
+                    .as_bytes()
+                    .first()
+                    .unwrap_or(&b'"');
                 j += 1;
             }
             "ESCAPE" => {
-                o.escape = *next.map(string_value).ok_or("ESCAPE needs a value")?.as_bytes().first().unwrap_or(&b'"');
+                o.escape = *next
+                    .map(string_value)
+                    .ok_or("ESCAPE needs a value")?
+                    .as_bytes()
+                    .first()
+                    .unwrap_or(&b'"');
                 j += 1;
             }
             "ENCODING" => j += 1,
@@ -213,14 +266,21 @@ pub fn text_line_to_csv(line: &[u8], o: &CopyOptions, out: &mut Vec<u8>) {
                     b't' => b'\t',
                     b'v' => 11,
                     b'x' => {
-                        let hex: Vec<u8> = field[i + 1..].iter().take(2).take_while(|d| d.is_ascii_hexdigit()).copied().collect();
+                        let hex: Vec<u8> = field[i + 1..]
+                            .iter()
+                            .take(2)
+                            .take_while(|d| d.is_ascii_hexdigit())
+                            .copied()
+                            .collect();
                         i += hex.len();
-                        u8::from_str_radix(std::str::from_utf8(&hex).unwrap_or("0"), 16).unwrap_or(0)
+                        u8::from_str_radix(std::str::from_utf8(&hex).unwrap_or("0"), 16)
+                            .unwrap_or(0)
                     }
                     d @ b'0'..=b'7' => {
                         let mut val = (d - b'0') as u32;
                         let mut k = 0;
-                        while k < 2 && i + 1 < field.len() && (b'0'..=b'7').contains(&field[i + 1]) {
+                        while k < 2 && i + 1 < field.len() && (b'0'..=b'7').contains(&field[i + 1])
+                        {
                             i += 1;
                             val = val * 8 + (field[i] - b'0') as u32;
                             k += 1;
@@ -271,7 +331,9 @@ pub fn csv_field(v: Option<&[u8]>, o: &CopyOptions, out: &mut Vec<u8>) {
         None => out.extend_from_slice(o.null.as_bytes()),
         Some(bytes) => {
             let needs = bytes.is_empty() && o.null.is_empty()
-                || bytes.iter().any(|&c| c == o.delimiter || c == o.quote || c == b'\n' || c == b'\r')
+                || bytes
+                    .iter()
+                    .any(|&c| c == o.delimiter || c == o.quote || c == b'\n' || c == b'\r')
                 || bytes == o.null.as_bytes();
             if !needs {
                 out.extend_from_slice(bytes);
@@ -295,9 +357,15 @@ mod tests {
 
     #[test]
     fn reads_copy_statements() {
-        let c = parse_copy("COPY t (a, b) FROM STDIN WITH (FORMAT csv, HEADER true)").unwrap().unwrap();
+        let c = parse_copy("COPY t (a, b) FROM STDIN WITH (FORMAT csv, HEADER true)")
+            .unwrap()
+            .unwrap();
         match c {
-            Copy::From { table, columns, options } => {
+            Copy::From {
+                table,
+                columns,
+                options,
+            } => {
                 assert_eq!(table.name, "t");
                 assert_eq!(columns, Some(vec!["a".into(), "b".into()]));
                 assert!(options.csv && options.header);
@@ -305,18 +373,27 @@ mod tests {
             }
             _ => panic!(),
         }
-        let c = parse_copy("copy (select 1) to stdout csv header").unwrap().unwrap();
-        assert!(matches!(c, Copy::To { ref source, ref options } if source == "select 1" && options.csv && options.header));
+        let c = parse_copy("copy (select 1) to stdout csv header")
+            .unwrap()
+            .unwrap();
+        assert!(
+            matches!(c, Copy::To { ref source, ref options } if source == "select 1" && options.csv && options.header)
+        );
         assert!(parse_copy("COPY t FROM '/tmp/x.csv'").unwrap().is_none());
         let c = parse_copy("COPY public.t TO STDOUT").unwrap().unwrap();
-        assert!(matches!(c, Copy::To { ref source, .. } if source == "SELECT * FROM \"public\".\"t\""));
+        assert!(
+            matches!(c, Copy::To { ref source, .. } if source == "SELECT * FROM \"public\".\"t\"")
+        );
     }
 
     #[test]
     fn text_format_to_csv() {
         let mut out = Vec::new();
         text_line_to_csv(b"1\t\\N\ta\\tb\\\\c\t\"q\"", &CopyOptions::text(), &mut out);
-        assert_eq!(String::from_utf8(out).unwrap(), "\"1\",,\"a\tb\\c\",\"\"\"q\"\"\"\n");
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "\"1\",,\"a\tb\\c\",\"\"\"q\"\"\"\n"
+        );
     }
 
     #[test]

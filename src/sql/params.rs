@@ -13,19 +13,30 @@ pub fn cast_types(sql: &str) -> Vec<(usize, String)> {
         let Some(n) = param_index(t) else { continue };
         let type_start = if toks.get(i + 1).is_some_and(|c| c.is_punct("::")) {
             i + 2
-        } else if i >= 2 && toks[i - 1].is_punct("(") && toks[i - 2].is_kw("CAST") && toks.get(i + 1).is_some_and(|a| a.is_kw("AS")) {
+        } else if i >= 2
+            && toks[i - 1].is_punct("(")
+            && toks[i - 2].is_kw("CAST")
+            && toks.get(i + 1).is_some_and(|a| a.is_kw("AS"))
+        {
             i + 2
         } else {
             continue;
         };
         // The type: words, plus (..) and [] suffixes.
-        let Some(first) = toks.get(type_start) else { continue };
+        let Some(first) = toks.get(type_start) else {
+            continue;
+        };
         if first.kind != Tok::Word && first.kind != Tok::Ident {
             continue;
         }
         let mut end = type_start + 1;
         while let Some(t) = toks.get(end) {
-            if t.kind == Tok::Word && matches!(t.text.as_str(), "PRECISION" | "VARYING" | "WITH" | "WITHOUT" | "TIME" | "ZONE") {
+            if t.kind == Tok::Word
+                && matches!(
+                    t.text.as_str(),
+                    "PRECISION" | "VARYING" | "WITH" | "WITHOUT" | "TIME" | "ZONE"
+                )
+            {
                 end += 1;
             } else if t.is_punct("(") {
                 while toks.get(end).is_some_and(|t| !t.is_punct(")")) {
@@ -75,13 +86,22 @@ mod tests {
 
     #[test]
     fn finds_casts() {
-        assert_eq!(cast_types("select i from range($1::integer, CAST($2 AS BIGINT))"), vec![(1, "integer".into()), (2, "BIGINT".into())]);
-        assert_eq!(cast_types("select $1::double precision, $2::varchar(3)"), vec![(1, "double precision".into()), (2, "varchar(3)".into())]);
+        assert_eq!(
+            cast_types("select i from range($1::integer, CAST($2 AS BIGINT))"),
+            vec![(1, "integer".into()), (2, "BIGINT".into())]
+        );
+        assert_eq!(
+            cast_types("select $1::double precision, $2::varchar(3)"),
+            vec![(1, "double precision".into()), (2, "varchar(3)".into())]
+        );
         assert!(cast_types("select $1 + 1, '$2::int'").is_empty());
     }
 
     #[test]
     fn substitutes_placeholders_only() {
-        assert_eq!(substitute("select $1, '$2', $10", &|n| format!("p{n}")), "select p1, '$2', p10");
+        assert_eq!(
+            substitute("select $1, '$2', $10", &|n| format!("p{n}")),
+            "select p1, '$2', p10"
+        );
     }
 }

@@ -7,8 +7,8 @@
 //! runs inside the caller's transaction, so it is atomic.
 
 use sqlparser::ast::{
-    ConflictTarget, MergeAction, MergeClauseKind, MergeInsertKind, MergeUpdateKind, OnConflictAction, OnInsert,
-    Statement, TableFactor, TableObject,
+    ConflictTarget, MergeAction, MergeClauseKind, MergeInsertKind, MergeUpdateKind,
+    OnConflictAction, OnInsert, Statement, TableFactor, TableObject,
 };
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
@@ -30,14 +30,29 @@ pub struct Rewrite {
 
 /// Parses `sql`; Some when it is an ON CONFLICT DO UPDATE or a MERGE.
 /// `columns` gives a table's column names in order.
-pub fn rewrite(sql: &str, columns: &mut dyn FnMut(&str) -> Result<Vec<String>, String>) -> Option<Result<Rewrite, String>> {
+pub fn rewrite(
+    sql: &str,
+    columns: &mut dyn FnMut(&str) -> Result<Vec<String>, String>,
+) -> Option<Result<Rewrite, String>> {
     let stmts = Parser::parse_sql(&GenericDialect {}, sql).ok()?;
-    let [stmt] = stmts.as_slice() else { return None };
+    let [stmt] = stmts.as_slice() else {
+        return None;
+    };
     match stmt {
         Statement::Insert(ins) => {
-            let Some(OnInsert::OnConflict(oc)) = &ins.on else { return None };
-            let OnConflictAction::DoUpdate(du) = &oc.action else { return None };
-            Some(rewrite_upsert(ins, oc.conflict_target.as_ref(), &du.assignments, du.selection.as_ref(), columns))
+            let Some(OnInsert::OnConflict(oc)) = &ins.on else {
+                return None;
+            };
+            let OnConflictAction::DoUpdate(du) = &oc.action else {
+                return None;
+            };
+            Some(rewrite_upsert(
+                ins,
+                oc.conflict_target.as_ref(),
+                &du.assignments,
+                du.selection.as_ref(),
+                columns,
+            ))
         }
         Statement::Merge(m) => Some(rewrite_merge(m)),
         _ => None,
@@ -54,7 +69,9 @@ fn rewrite_upsert(
     if ins.returning.is_some() {
         return Err("RETURNING with ON CONFLICT DO UPDATE is not supported on a table that materialized views read".into());
     }
-    let TableObject::TableName(name) = &ins.table else { return Err("unsupported INSERT target".into()) };
+    let TableObject::TableName(name) = &ins.table else {
+        return Err("unsupported INSERT target".into());
+    };
     let table_sql = name.to_string();
     let table = last_part(&table_sql);
     let keys: Vec<String> = match target {
@@ -65,16 +82,39 @@ fn rewrite_upsert(
     let cols: Vec<String> = if ins.columns.is_empty() {
         columns(&table)?
     } else {
-        ins.columns.iter().map(|c| unquote(&c.to_string())).collect()
+        ins.columns
+            .iter()
+            .map(|c| unquote(&c.to_string()))
+            .collect()
     };
-    let col_list = cols.iter().map(|c| quote_ident(c)).collect::<Vec<_>>().join(", ");
+    let col_list = cols
+        .iter()
+        .map(|c| quote_ident(c))
+        .collect::<Vec<_>>()
+        .join(", ");
     let alias = ins.table_alias.as_ref().map(|a| a.alias.to_string());
     let tgt = alias.clone().unwrap_or_else(|| table_sql.clone());
     let tmp = "_duckmv_excluded";
-    let set = assignments.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
-    let packed = cols.iter().map(|c| format!("{} := {}", quote_ident(c), quote_ident(c))).collect::<Vec<_>>().join(", ");
-    let on_excluded = keys.iter().map(|k| format!("{tgt}.{q} = excluded.{q}", q = quote_ident(k))).collect::<Vec<_>>().join(" AND ");
-    let on_new = keys.iter().map(|k| format!("_t.{q} = _i.{q}", q = quote_ident(k))).collect::<Vec<_>>().join(" AND ");
+    let set = assignments
+        .iter()
+        .map(|a| a.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let packed = cols
+        .iter()
+        .map(|c| format!("{} := {}", quote_ident(c), quote_ident(c)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let on_excluded = keys
+        .iter()
+        .map(|k| format!("{tgt}.{q} = excluded.{q}", q = quote_ident(k)))
+        .collect::<Vec<_>>()
+        .join(" AND ");
+    let on_new = keys
+        .iter()
+        .map(|k| format!("_t.{q} = _i.{q}", q = quote_ident(k)))
+        .collect::<Vec<_>>()
+        .join(" AND ");
     let filter = selection.map(|s| format!(" AND ({s})")).unwrap_or_default();
     let update_target = match &alias {
         Some(a) => format!("{table_sql} AS {a}"),
@@ -101,15 +141,34 @@ fn rewrite_upsert(
 
 fn rewrite_merge(m: &sqlparser::ast::Merge) -> Result<Rewrite, String> {
     if m.output.is_some() {
-        return Err("MERGE with RETURNING/OUTPUT is not supported on a table that materialized views read".into());
+        return Err(
+            "MERGE with RETURNING/OUTPUT is not supported on a table that materialized views read"
+                .into(),
+        );
     }
     let (table_sql, tgt) = match &m.table {
-        TableFactor::Table { name, alias, .. } => (name.to_string(), alias.as_ref().map(|a| a.name.to_string()).unwrap_or_else(|| name.to_string())),
+        TableFactor::Table { name, alias, .. } => (
+            name.to_string(),
+            alias
+                .as_ref()
+                .map(|a| a.name.to_string())
+                .unwrap_or_else(|| name.to_string()),
+        ),
         _ => return Err("unsupported MERGE target".into()),
     };
     let (src_sql, src) = match &m.source {
-        TableFactor::Table { name, alias, .. } => (name.to_string(), alias.as_ref().map(|a| a.name.to_string()).unwrap_or_else(|| last_part(&name.to_string()))),
-        TableFactor::Derived { subquery, alias: Some(alias), .. } => (format!("({subquery})"), alias.name.to_string()),
+        TableFactor::Table { name, alias, .. } => (
+            name.to_string(),
+            alias
+                .as_ref()
+                .map(|a| a.name.to_string())
+                .unwrap_or_else(|| last_part(&name.to_string())),
+        ),
+        TableFactor::Derived {
+            subquery,
+            alias: Some(alias),
+            ..
+        } => (format!("({subquery})"), alias.name.to_string()),
         _ => return Err("unsupported MERGE source".into()),
     };
     let on = &m.on;
@@ -126,7 +185,16 @@ fn rewrite_merge(m: &sqlparser::ast::Merge) -> Result<Rewrite, String> {
         let arms: String = clauses
             .iter()
             .enumerate()
-            .map(|(i, c)| format!(" WHEN {} THEN {}", c.predicate.as_ref().map(|p| format!("({p})")).unwrap_or_else(|| "true".into()), i + 1))
+            .map(|(i, c)| {
+                format!(
+                    " WHEN {} THEN {}",
+                    c.predicate
+                        .as_ref()
+                        .map(|p| format!("({p})"))
+                        .unwrap_or_else(|| "true".into()),
+                    i + 1
+                )
+            })
             .collect();
         format!("CASE{arms} ELSE 0 END")
     };
@@ -143,11 +211,18 @@ fn rewrite_merge(m: &sqlparser::ast::Merge) -> Result<Rewrite, String> {
     ];
     let mut counted = vec![false, false, false];
     for (i, c) in matched.iter().enumerate() {
-        let rows = format!("{tgt}.rowid IN (SELECT _rid FROM _duckmv_m WHERE _c = {})", i + 1);
+        let rows = format!(
+            "{tgt}.rowid IN (SELECT _rid FROM _duckmv_m WHERE _c = {})",
+            i + 1
+        );
         let s = match &c.action {
             MergeAction::Update(u) => match &u.kind {
                 MergeUpdateKind::Set(a) => {
-                    let set = a.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
+                    let set = a
+                        .iter()
+                        .map(|a| a.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ");
                     format!("UPDATE {table_sql} AS {tgt} SET {set} FROM _duckmv_src AS {src} WHERE ({on}) AND {rows}")
                 }
                 #[allow(unreachable_patterns)]
@@ -160,14 +235,27 @@ fn rewrite_merge(m: &sqlparser::ast::Merge) -> Result<Rewrite, String> {
         counted.push(true);
     }
     for (i, c) in not_matched.iter().enumerate() {
-        let MergeAction::Insert(ins) = &c.action else { return Err("unsupported WHEN NOT MATCHED action".into()) };
+        let MergeAction::Insert(ins) = &c.action else {
+            return Err("unsupported WHEN NOT MATCHED action".into());
+        };
         let cols = if ins.columns.is_empty() {
             String::new()
         } else {
-            format!(" ({})", ins.columns.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", "))
+            format!(
+                " ({})",
+                ins.columns
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         };
         let exprs = match &ins.kind {
-            MergeInsertKind::Values(v) if v.rows.len() == 1 => v.rows[0].iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", "),
+            MergeInsertKind::Values(v) if v.rows.len() == 1 => v.rows[0]
+                .iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
             MergeInsertKind::Values(_) => return Err("MERGE INSERT takes one row".into()),
             _ => format!("{src}.*"),
         };
@@ -181,7 +269,12 @@ fn rewrite_merge(m: &sqlparser::ast::Merge) -> Result<Rewrite, String> {
         statements.push(format!("DROP TABLE {t}"));
         counted.push(false);
     }
-    Ok(Rewrite { table: last_part(&table_sql), statements, counted, tag: "MERGE" })
+    Ok(Rewrite {
+        table: last_part(&table_sql),
+        statements,
+        counted,
+        tag: "MERGE",
+    })
 }
 
 fn last_part(name: &str) -> String {
@@ -204,10 +297,19 @@ mod tests {
     #[test]
     fn upsert_becomes_update_then_insert() {
         let mut cols = |_: &str| Ok(vec!["id".to_string(), "v".to_string()]);
-        let r = rewrite("INSERT INTO t VALUES (1, 2) ON CONFLICT (id) DO UPDATE SET v = excluded.v", &mut cols).unwrap().unwrap();
+        let r = rewrite(
+            "INSERT INTO t VALUES (1, 2) ON CONFLICT (id) DO UPDATE SET v = excluded.v",
+            &mut cols,
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(r.table, "t");
         assert_eq!(r.statements.len(), 4);
-        assert!(r.statements[1].starts_with("UPDATE t SET v = excluded.v FROM"), "{}", r.statements[1]);
+        assert!(
+            r.statements[1].starts_with("UPDATE t SET v = excluded.v FROM"),
+            "{}",
+            r.statements[1]
+        );
         assert!(r.statements[2].contains("NOT EXISTS"));
         assert_eq!(r.counted, vec![false, true, true, false]);
     }
@@ -229,7 +331,14 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(r.tag, "MERGE");
-        assert!(r.statements[1].contains("CASE WHEN (s.v < 0) THEN 1 WHEN true THEN 2 ELSE 0 END"), "{}", r.statements[1]);
-        assert!(r.statements.iter().any(|s| s.starts_with("DELETE FROM t AS t WHERE t.rowid IN")));
+        assert!(
+            r.statements[1].contains("CASE WHEN (s.v < 0) THEN 1 WHEN true THEN 2 ELSE 0 END"),
+            "{}",
+            r.statements[1]
+        );
+        assert!(r
+            .statements
+            .iter()
+            .any(|s| s.starts_with("DELETE FROM t AS t WHERE t.rowid IN")));
     }
 }

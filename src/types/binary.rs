@@ -62,6 +62,56 @@ pub fn write_numeric(neg: bool, digits: &[u8], scale: usize, out: &mut BytesMut)
     }
 }
 
+/// [`write_numeric`] for a magnitude that fits a u64 (the common case: every DECIMAL up to
+/// width 18, UBIGINT): base-10000 groups by arithmetic instead of via decimal text.
+pub fn write_numeric_u64(neg: bool, mag: u64, scale: usize, out: &mut BytesMut) {
+    if scale > 38 {
+        let mut b = itoa::Buffer::new();
+        return write_numeric(neg, b.format(mag).as_bytes(), scale, out);
+    }
+    let frac_groups = scale.div_ceil(4);
+    let pad = (frac_groups * 4 - scale) as u32;
+    // The value times 10^(4·frac_groups): its base-10000 digits, least significant first.
+    let mut groups = [0u16; 16];
+    let mut len = 0;
+    let n = mag as u128 * 10u128.pow(pad);
+    if let Ok(mut m) = u64::try_from(n) {
+        while m > 0 {
+            groups[len] = (m % 10_000) as u16;
+            m /= 10_000;
+            len += 1;
+        }
+    } else {
+        let mut m = n;
+        while m > 0 {
+            groups[len] = (m % 10_000) as u16;
+            m /= 10_000;
+            len += 1;
+        }
+    }
+    let mut lo = 0;
+    while lo < len && groups[lo] == 0 {
+        lo += 1;
+    }
+    let ndigits = len - lo;
+    let (weight, sign) = if ndigits == 0 {
+        (0, NUMERIC_POS)
+    } else {
+        (
+            len as i32 - 1 - frac_groups as i32,
+            if neg { NUMERIC_NEG } else { NUMERIC_POS },
+        )
+    };
+    out.reserve(8 + 2 * ndigits);
+    out.put_i16(ndigits as i16);
+    out.put_i16(weight as i16);
+    out.put_u16(sign);
+    out.put_u16(scale as u16);
+    for k in (lo..len).rev() {
+        out.put_u16(groups[k]);
+    }
+}
+
 /// A decoded numeric in text form, `-12.340`, or one of the special values.
 pub fn numeric_to_text(b: &[u8]) -> Result<String, TypeError> {
     let bad = |d: &str| TypeError::bad_binary("numeric", d);
@@ -213,6 +263,32 @@ mod tests {
             numeric_to_text(&num(true, &big, 0)).unwrap(),
             format!("-{big}")
         );
+    }
+
+    #[test]
+    fn numeric_u64_fast_path_matches_general() {
+        for (neg, mag, scale) in [
+            (false, 12340u64, 3usize),
+            (false, 0, 2),
+            (true, 1, 4),
+            (false, 1, 5),
+            (false, 100_000_000, 0),
+            (false, 123_456_789, 0),
+            (true, u64::MAX, 0),
+            (false, u64::MAX, 7),
+            (false, 999_999_999_999_999_999, 18),
+            (false, 5, 19),
+            (true, 10_000, 4),
+        ] {
+            let mut fast = BytesMut::new();
+            write_numeric_u64(neg, mag, scale, &mut fast);
+            let digits = mag.to_string();
+            assert_eq!(
+                fast.to_vec(),
+                num(neg, &digits, scale),
+                "{neg} {mag} {scale}"
+            );
+        }
     }
 
     #[test]

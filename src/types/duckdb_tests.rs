@@ -429,5 +429,18 @@ fn throughput() {
             "{format:?}: {n} rows; read {read:?}, read+encode {both:?} ({bytes} bytes); ratio {:.2}",
             read.as_secs_f64() / both.as_secs_f64()
         );
+        // Encoding alone, over batches already in memory.
+        let mut st = c.prepare(sql).unwrap();
+        let all: Vec<RecordBatch> = st.stream_arrow([]).unwrap().map(|b| b.unwrap()).collect();
+        let start = Instant::now();
+        for b in &all {
+            let mut out = Vec::new();
+            encode_batch(b, &cols, &mut out).unwrap();
+        }
+        let enc = start.elapsed();
+        println!(
+            "{format:?}: encode only {enc:?} = {:.1} ns/row",
+            enc.as_nanos() as f64 / n as f64
+        );
     }
 }

@@ -43,81 +43,55 @@ fn special_float(nan: bool, inf: bool, neg: bool) -> Option<&'static [u8]> {
 }
 
 /// Rewrites ryu's shortest representation ("1.5e-7", "123.0", "1e20") in PostgreSQL's layout.
-/// Both use the Ryu algorithm, so the digits are the same; only the layout differs.
+/// Both use the Ryu algorithm, so the digits are the same; only the layout differs. The result
+/// is assembled on the stack and appended once (tiny appends each cost a memcpy call).
 fn write_pg_float(ryu: &[u8], fixed_limit: i32, out: &mut BytesMut) {
-    let (neg, body) = match ryu.first() {
-        Some(b'-') => (true, &ryu[1..]),
-        _ => (false, ryu),
-    };
-    let (mantissa, exp_part) = match body.iter().position(|&c| c == b'e' || c == b'E') {
-        Some(p) => (&body[..p], parse_small_int(&body[p + 1..])),
-        None => (body, 0),
-    };
-    // Collect significant digits and the decimal exponent of the first one.
-    let mut digits = [0u8; 40];
-    let mut n = 0usize;
-    let mut int_len = 0i32; // digits before the point (leading zeros included)
-    let mut seen_point = false;
-    let mut leading_zeros = 0i32;
-    for &c in mantissa {
-        if c == b'.' {
-            seen_point = true;
-            continue;
-        }
-        if !seen_point {
-            int_len += 1;
-        }
-        if n == 0 && c == b'0' {
-            leading_zeros += 1;
-            continue;
-        }
-        if n < digits.len() {
-            digits[n] = c;
-            n += 1;
-        }
-    }
-    while n > 1 && digits[n - 1] == b'0' {
-        n -= 1;
-    }
-    let exp = int_len - 1 - leading_zeros + exp_part;
-    if neg {
-        out.extend_from_slice(b"-");
-    }
+    let (neg, digits, n, exp) = shortest_digits(ryu);
     let digits = &digits[..n];
+    let mut b = [0u8; 48];
+    let mut k = 0;
+    let mut push = |bytes: &[u8]| {
+        b[k..k + bytes.len()].copy_from_slice(bytes);
+        k += bytes.len();
+    };
+    if neg {
+        push(b"-");
+    }
     if (-4..fixed_limit).contains(&exp) {
         if exp < 0 {
-            out.extend_from_slice(b"0.");
+            push(b"0.");
             for _ in 0..(-exp - 1) {
-                out.extend_from_slice(b"0");
+                push(b"0");
             }
-            out.extend_from_slice(digits);
+            push(digits);
         } else {
             let int_digits = exp as usize + 1;
             if digits.len() <= int_digits {
-                out.extend_from_slice(digits);
+                push(digits);
                 for _ in digits.len()..int_digits {
-                    out.extend_from_slice(b"0");
+                    push(b"0");
                 }
             } else {
-                out.extend_from_slice(&digits[..int_digits]);
-                out.extend_from_slice(b".");
-                out.extend_from_slice(&digits[int_digits..]);
+                push(&digits[..int_digits]);
+                push(b".");
+                push(&digits[int_digits..]);
             }
         }
     } else {
-        out.extend_from_slice(&digits[..1]);
+        push(&digits[..1]);
         if digits.len() > 1 {
-            out.extend_from_slice(b".");
-            out.extend_from_slice(&digits[1..]);
+            push(b".");
+            push(&digits[1..]);
         }
-        out.extend_from_slice(if exp < 0 { b"e-" } else { b"e+" });
+        push(if exp < 0 { b"e-" } else { b"e+" });
         let e = exp.unsigned_abs();
         if e < 10 {
-            out.extend_from_slice(b"0");
+            push(b"0");
         }
-        let mut b = itoa::Buffer::new();
-        out.extend_from_slice(b.format(e).as_bytes());
+        let mut ib = itoa::Buffer::new();
+        push(ib.format(e).as_bytes());
     }
+    out.extend_from_slice(&b[..k]);
 }
 
 fn parse_small_int(s: &[u8]) -> i32 {
@@ -150,23 +124,33 @@ pub fn write_decimal(v: i128, scale: u8, out: &mut BytesMut) {
 }
 
 pub fn write_unsigned_decimal(v: u128, scale: u8, out: &mut BytesMut) {
-    let mut b = itoa::Buffer::new();
-    let digits = b.format(v).as_bytes();
+    let mut ib = itoa::Buffer::new();
+    // u128 formatting is several times slower than u64; most decimals fit a u64.
+    let digits = match u64::try_from(v) {
+        Ok(small) => ib.format(small).as_bytes(),
+        Err(_) => ib.format(v).as_bytes(),
+    };
     let scale = scale as usize;
     if scale == 0 {
         out.extend_from_slice(digits);
-    } else if digits.len() > scale {
-        let split = digits.len() - scale;
-        out.extend_from_slice(&digits[..split]);
-        out.extend_from_slice(b".");
-        out.extend_from_slice(&digits[split..]);
-    } else {
-        out.extend_from_slice(b"0.");
-        for _ in digits.len()..scale {
-            out.extend_from_slice(b"0");
-        }
-        out.extend_from_slice(digits);
+        return;
     }
+    // Assembled on the stack and appended once.
+    let mut b = [b'0'; 96];
+    let len = if digits.len() > scale {
+        let split = digits.len() - scale;
+        b[..split].copy_from_slice(&digits[..split]);
+        b[split] = b'.';
+        b[split + 1..split + 1 + scale].copy_from_slice(&digits[split..]);
+        digits.len() + 1
+    } else {
+        // "0." then zeros (already in the buffer), then the digits.
+        b[1] = b'.';
+        let start = 2 + scale - digits.len();
+        b[start..start + digits.len()].copy_from_slice(digits);
+        2 + scale
+    };
+    out.extend_from_slice(&b[..len]);
 }
 
 fn write_padded(v: u64, width: usize, out: &mut BytesMut) {
@@ -178,17 +162,29 @@ fn write_padded(v: u64, width: usize, out: &mut BytesMut) {
     out.extend_from_slice(s);
 }
 
+#[inline]
+fn two(v: u64) -> [u8; 2] {
+    [b'0' + (v / 10) as u8, b'0' + (v % 10) as u8]
+}
+
 /// Writes `YYYY-MM-DD` for an astronomical year; returns true when the value is BC (the caller
 /// appends " BC" after any time part, as PostgreSQL does).
 fn write_ymd(days: i64, out: &mut BytesMut) -> bool {
     let (y, m, d) = civil_from_days(days);
     let bc = y <= 0;
-    let year = if bc { 1 - y } else { y };
-    write_padded(year as u64, 4, out);
-    out.extend_from_slice(b"-");
-    write_padded(m as u64, 2, out);
-    out.extend_from_slice(b"-");
-    write_padded(d as u64, 2, out);
+    let year = if bc { 1 - y } else { y } as u64;
+    if year < 10_000 {
+        let [a, b] = two(year / 100);
+        let [c, e] = two(year % 100);
+        let [m1, m2] = two(m as u64);
+        let [d1, d2] = two(d as u64);
+        out.extend_from_slice(&[a, b, c, e, b'-', m1, m2, b'-', d1, d2]);
+    } else {
+        write_padded(year, 4, out);
+        let [m1, m2] = two(m as u64);
+        let [d1, d2] = two(d as u64);
+        out.extend_from_slice(&[b'-', m1, m2, b'-', d1, d2]);
+    }
     bc
 }
 
@@ -210,12 +206,15 @@ pub fn write_date(days: i32, out: &mut BytesMut) {
 fn write_hms(micros: u64, out: &mut BytesMut) {
     let hours = micros / MICROS_PER_HOUR as u64;
     let rem = micros % MICROS_PER_HOUR as u64;
-    write_padded(hours, 2, out);
-    out.extend_from_slice(b":");
-    write_padded(rem / MICROS_PER_MINUTE as u64, 2, out);
-    out.extend_from_slice(b":");
+    if hours < 100 {
+        out.extend_from_slice(&two(hours));
+    } else {
+        write_padded(hours, 2, out);
+    }
+    let [m1, m2] = two(rem / MICROS_PER_MINUTE as u64);
     let rem = rem % MICROS_PER_MINUTE as u64;
-    write_padded(rem / MICROS_PER_SEC as u64, 2, out);
+    let [s1, s2] = two(rem / MICROS_PER_SEC as u64);
+    out.extend_from_slice(&[b':', m1, m2, b':', s1, s2]);
     write_fraction(rem % MICROS_PER_SEC as u64, out);
 }
 

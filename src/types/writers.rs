@@ -9,7 +9,7 @@ use duckdb::arrow::array::{
 };
 use duckdb::arrow::datatypes::{i256, IntervalMonthDayNano};
 
-use super::binary::{write_numeric, write_varbit};
+use super::binary::{write_numeric, write_numeric_u64, write_varbit};
 use super::calendar::*;
 use super::oid::oids;
 use super::text::*;
@@ -164,11 +164,7 @@ where
             oids::INT2 => out.put_i16(i16::try_from(v).map_err(|_| range("smallint"))?),
             oids::INT4 => out.put_i32(i32::try_from(v).map_err(|_| range("integer"))?),
             oids::INT8 => out.put_i64(i64::try_from(v).map_err(|_| range("bigint"))?),
-            _ => {
-                let mut b = itoa::Buffer::new();
-                let s = b.format(v.unsigned_abs()).as_bytes();
-                write_numeric(v < 0, s, 0, out);
-            }
+            _ => write_numeric_u64(v < 0, v.unsigned_abs() as u64, 0, out),
         }
         Ok(())
     }
@@ -277,10 +273,16 @@ where
         write_unsigned_decimal(mag, self.scale, out);
         Ok(())
     }
+    #[inline]
     fn binary(&self, i: usize, out: &mut BytesMut) -> Result<(), TypeError> {
         let (neg, mag) = self.parts(i);
-        let mut b = itoa::Buffer::new();
-        write_numeric(neg, b.format(mag).as_bytes(), self.scale as usize, out);
+        match u64::try_from(mag) {
+            Ok(m) => write_numeric_u64(neg, m, self.scale as usize, out),
+            Err(_) => {
+                let mut b = itoa::Buffer::new();
+                write_numeric(neg, b.format(mag).as_bytes(), self.scale as usize, out);
+            }
+        }
         Ok(())
     }
     fn json(&self, i: usize, out: &mut BytesMut) -> Result<(), TypeError> {

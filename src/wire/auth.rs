@@ -42,7 +42,9 @@ impl Users {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let (u, p) = line.split_once(':').ok_or_else(|| format!("line {}: expected name:password", n + 1))?;
+            let (u, p) = line
+                .split_once(':')
+                .ok_or_else(|| format!("line {}: expected name:password", n + 1))?;
             out.insert(u.trim().to_string(), p.to_string());
         }
         Ok(out)
@@ -63,11 +65,17 @@ impl AuthSource for Store {
         Ok(match self.0.method {
             AuthMethod::Md5 => {
                 let salt: [u8; 4] = rand::random();
-                Password::new(Some(salt.to_vec()), hash_md5_password(user, pw, &salt).into_bytes())
+                Password::new(
+                    Some(salt.to_vec()),
+                    hash_md5_password(user, pw, &salt).into_bytes(),
+                )
             }
             AuthMethod::Scram => {
                 let salt: [u8; 16] = rand::random();
-                Password::new(Some(salt.to_vec()), gen_salted_password(pw, &salt, SCRAM_ITERATIONS))
+                Password::new(
+                    Some(salt.to_vec()),
+                    gen_salted_password(pw, &salt, SCRAM_ITERATIONS),
+                )
             }
             _ => Password::new(None, pw.as_bytes().to_vec()),
         })

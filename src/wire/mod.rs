@@ -23,6 +23,7 @@ use pgwire::api::stmt::NoopQueryParser;
 use pgwire::api::store::PortalStore;
 use pgwire::api::{ClientInfo, ClientPortalStore, PgWireConnectionState, PgWireServerHandlers};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::messages::copy::{CopyData, CopyDone, CopyFail, CopyInResponse, CopyOutResponse};
 use pgwire::messages::data::{
     DataRow, FieldDescription, NoData, ParameterDescription, RowDescription,
 };
@@ -34,7 +35,6 @@ use pgwire::messages::response::{
     CommandComplete, EmptyQueryResponse, ErrorResponse, NoticeResponse, ReadyForQuery,
     TransactionStatus,
 };
-use pgwire::messages::copy::{CopyData, CopyDone, CopyFail, CopyInResponse, CopyOutResponse};
 use pgwire::messages::simplequery::Query;
 use pgwire::messages::startup::ParameterStatus;
 use pgwire::messages::PgWireBackendMessage;
@@ -151,7 +151,9 @@ where
                 PgWireBackendMessage::CommandComplete(CommandComplete::new(tag))
             }
             Reply::Suspended => PgWireBackendMessage::PortalSuspended(PortalSuspended::new()),
-            Reply::EmptyQuery => PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new()),
+            Reply::EmptyQuery => {
+                PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new())
+            }
             Reply::Notice(e) => {
                 PgWireBackendMessage::NoticeResponse(NoticeResponse::new(fields(&e, "NOTICE")))
             }
@@ -181,10 +183,18 @@ where
             }
             Reply::CopyInResponse(n) => {
                 client.set_state(PgWireConnectionState::CopyInProgress(extended));
-                PgWireBackendMessage::CopyInResponse(CopyInResponse::new(0, n, vec![0; n.max(0) as usize]))
+                PgWireBackendMessage::CopyInResponse(CopyInResponse::new(
+                    0,
+                    n,
+                    vec![0; n.max(0) as usize],
+                ))
             }
-            Reply::CopyOutResponse(n) => PgWireBackendMessage::CopyOutResponse(CopyOutResponse::new(0, n, vec![0; n.max(0) as usize])),
-            Reply::CopyData(d) => PgWireBackendMessage::CopyData(CopyData::new(bytes::Bytes::from(d))),
+            Reply::CopyOutResponse(n) => PgWireBackendMessage::CopyOutResponse(
+                CopyOutResponse::new(0, n, vec![0; n.max(0) as usize]),
+            ),
+            Reply::CopyData(d) => {
+                PgWireBackendMessage::CopyData(CopyData::new(bytes::Bytes::from(d)))
+            }
             Reply::CopyDone => PgWireBackendMessage::CopyDone(CopyDone::new()),
             Reply::Ready(s) => {
                 client.set_transaction_status(status(s));

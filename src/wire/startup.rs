@@ -12,7 +12,10 @@ use pgwire::api::auth::cleartext::CleartextPasswordAuthStartupHandler;
 use pgwire::api::auth::md5pass::Md5PasswordAuthStartupHandler;
 use pgwire::api::auth::sasl::scram::ScramAuth;
 use pgwire::api::auth::sasl::SASLAuthStartupHandler;
-use pgwire::api::auth::{finish_authentication, protocol_negotiation, save_startup_parameters_to_metadata, ServerParameterProvider, StartupHandler};
+use pgwire::api::auth::{
+    finish_authentication, protocol_negotiation, save_startup_parameters_to_metadata,
+    ServerParameterProvider, StartupHandler,
+};
 use pgwire::api::{ClientInfo, PidSecretKeyGenerator};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::startup::SecretKey;
@@ -34,7 +37,11 @@ impl ServerParameterProvider for Params {
     where
         C: ClientInfo,
     {
-        Some(super::server_parameters(client.metadata()).into_iter().collect())
+        Some(
+            super::server_parameters(client.metadata())
+                .into_iter()
+                .collect(),
+        )
     }
 }
 
@@ -68,28 +75,53 @@ impl Startup {
             None => Method::Trust,
             Some(users) => match users.method {
                 AuthMethod::Trust => Method::Trust,
-                AuthMethod::Password => Method::Cleartext(CleartextPasswordAuthStartupHandler::new(Store(users.clone()), Params).with_pid_secret_key_generator(key)),
-                AuthMethod::Md5 => Method::Md5(Md5PasswordAuthStartupHandler::new(Arc::new(Store(users.clone())), Arc::new(Params)).with_pid_secret_key_generator(key)),
+                AuthMethod::Password => Method::Cleartext(
+                    CleartextPasswordAuthStartupHandler::new(Store(users.clone()), Params)
+                        .with_pid_secret_key_generator(key),
+                ),
+                AuthMethod::Md5 => Method::Md5(
+                    Md5PasswordAuthStartupHandler::new(
+                        Arc::new(Store(users.clone())),
+                        Arc::new(Params),
+                    )
+                    .with_pid_secret_key_generator(key),
+                ),
                 AuthMethod::Scram => {
                     let mut scram = ScramAuth::new(Arc::new(Store(users.clone())));
                     scram.set_iterations(SCRAM_ITERATIONS);
-                    Method::Scram(SASLAuthStartupHandler::new(Arc::new(Params)).with_scram(scram).with_pid_secret_key_generator(key))
+                    Method::Scram(
+                        SASLAuthStartupHandler::new(Arc::new(Params))
+                            .with_scram(scram)
+                            .with_pid_secret_key_generator(key),
+                    )
                 }
             },
         };
-        Startup { pid, secret, tls_only: auth.tls_only, method }
+        Startup {
+            pid,
+            secret,
+            tls_only: auth.tls_only,
+            method,
+        }
     }
 }
 
 #[async_trait]
 impl StartupHandler for Startup {
-    async fn on_startup<C>(&self, client: &mut C, message: PgWireFrontendMessage) -> PgWireResult<()>
+    async fn on_startup<C>(
+        &self,
+        client: &mut C,
+        message: PgWireFrontendMessage,
+    ) -> PgWireResult<()>
     where
         C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        if self.tls_only && matches!(message, PgWireFrontendMessage::Startup(_)) && !client.is_secure() {
+        if self.tls_only
+            && matches!(message, PgWireFrontendMessage::Startup(_))
+            && !client.is_secure()
+        {
             return Err(PgWireError::UserError(Box::new(ErrorInfo::new(
                 "FATAL".into(),
                 "28000".into(),

@@ -4,6 +4,7 @@ materialized view refreshed and read back, and catalog introspection.
 Usage: python3 psycopg_client.py HOST PORT. Prints one `ok:` line per check
 and exits non-zero (with a `FAIL:` line) on the first mismatch.
 """
+import signal
 import sys
 from decimal import Decimal
 
@@ -83,7 +84,15 @@ check("regclass cast", cur.fetchone()[0], True)
 ti = psycopg.types.TypeInfo.fetch(conn, "int4")
 check("TypeInfo.fetch(int4).oid", ti.oid if ti else None, 23)
 
-# COPY FROM STDIN and COPY TO STDOUT.
+# COPY FROM STDIN and COPY TO STDOUT. A server that never answers the
+# COPY must fail the check, not hang it.
+def copy_timeout(signum, frame):
+    print("FAIL: COPY did not complete within 30 s", flush=True)
+    sys.exit(1)
+
+
+signal.signal(signal.SIGALRM, copy_timeout)
+signal.alarm(30)
 with cur.copy("COPY py_orders (id, grp, amount) FROM STDIN") as copy:
     copy.write_row((10, "c", Decimal("2.00")))
     copy.write_row((11, "c", Decimal("3.00")))
@@ -94,6 +103,7 @@ with cur.copy("COPY (SELECT id, grp FROM py_orders WHERE grp = 'c' ORDER BY id) 
     for row in copy.rows():
         out.append(row)
 check("COPY TO STDOUT", out, [("10", "c"), ("11", "c")])
+signal.alarm(0)
 cur.execute("REFRESH MATERIALIZED VIEW py_totals")
 cur.execute("SELECT total, n FROM py_totals WHERE grp = 'c'")
 check("COPY rows reach the materialized view", cur.fetchall(), [(Decimal("5.00"), 2)])

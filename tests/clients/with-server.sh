@@ -49,8 +49,12 @@ if [ -z "$port" ]; then
     exit 2
 fi
 
+# A hung client fails the suite instead of hanging it.
 status=0
-"$@" 127.0.0.1 "$port" || status=$?
+timeout "${CLIENT_TIMEOUT:-300}" "$@" 127.0.0.1 "$port" || status=$?
+if [ "$status" -eq 124 ]; then
+    echo "with-server: '$*' timed out after ${CLIENT_TIMEOUT:-300} s" >&2
+fi
 if [ "$status" -ne 0 ]; then
     echo "with-server: '$*' failed with status $status; server log (last 40 lines):" >&2
     tail -n 40 "$log" >&2
