@@ -490,3 +490,45 @@ async fn views_refuse_writes_and_protect_their_sources() {
     exec(&c, "DROP TABLE base CASCADE").await;
     assert_eq!(count(&c, "SELECT count(*) FROM pg_matviews").await, 0);
 }
+
+/// COPY FROM STDIN (psql's \copy, text and CSV) loads rows that views see,
+/// and COPY TO STDOUT writes them back in PostgreSQL's text format.
+#[test]
+fn copy_from_stdin_is_captured_and_copy_to_stdout_round_trips() {
+    let server = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let tsv = dir.path().join("in.tsv");
+    let csv = dir.path().join("in.csv");
+    std::fs::write(&tsv, "1\tone\n2\t\\N\n3\ttab\\there\n").unwrap();
+    std::fs::write(&csv, "id,name\n4,\"x,y\"\n5,\n6,one\n").unwrap();
+    let script = format!(
+        "CREATE TABLE cp (id INT, name TEXT);
+         CREATE MATERIALIZED VIEW cpv AS SELECT name, count(*) AS n FROM cp GROUP BY name;
+         \\copy cp from '{}'
+         \\copy cp from '{}' csv header
+         REFRESH MATERIALIZED VIEW cpv;
+         SELECT count(*) FROM ((SELECT * FROM cpv EXCEPT ALL SELECT name, count(*) FROM cp GROUP BY name)
+            UNION ALL (SELECT name, count(*) FROM cp GROUP BY name EXCEPT ALL SELECT * FROM cpv)) d;
+         SELECT n FROM cpv WHERE name = 'one';
+         \\copy (SELECT id, name FROM cp ORDER BY id) to stdout
+",
+        tsv.display(),
+        csv.display()
+    );
+    let out = server.psql_ok(&["-A", "-t", "-q", "-v", "ON_ERROR_STOP=1"], &script);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "0",
+            "2",
+            "1\tone",
+            "2\t\\N",
+            "3\ttab\\there",
+            "4\tx,y",
+            "5\t\\N",
+            "6\tone"
+        ],
+        "psql printed:\n{out}"
+    );
+}

@@ -74,6 +74,10 @@ pub fn sqlstate_for(message: &str, kind: u32) -> &'static str {
     if has("division by zero") || has("divide by zero") || kind == 6 {
         return "22012";
     }
+    // Raised by the body of an unpopulated materialized view.
+    if has("has not been populated") {
+        return "55000";
+    }
     match class {
         "Parser" | "Syntax" => "42601",
         "Catalog" => {

@@ -225,7 +225,11 @@ impl SimpleQueryHandler for QueryHandler {
         let text = query.query;
         let rx = self.session.run(move |w, out| w.simple_query(&text, out));
         let r = pump(client, rx, false).await;
-        client.set_state(PgWireConnectionState::ReadyForQuery);
+        // COPY FROM STDIN leaves the connection in copy mode; ReadyForQuery
+        // follows the data.
+        if !matches!(client.state(), PgWireConnectionState::CopyInProgress(_)) {
+            client.set_state(PgWireConnectionState::ReadyForQuery);
+        }
         client.flush().await?;
         r
     }
