@@ -44,10 +44,9 @@ impl CancelRegistry {
     fn cancel(&self, pid: i32, secret: &SecretKey) {
         let sessions = self.sessions.lock().unwrap();
         if let Some((s, int)) = sessions.get(&pid) {
-            if let SecretKey::I32(k) = secret {
-                if k == s {
-                    int.interrupt();
-                }
+            // The request's key may be decoded as bytes: compare encodings.
+            if secret.to_bytes() == SecretKey::I32(*s).to_bytes() {
+                int.interrupt();
             }
         }
     }

@@ -55,6 +55,17 @@ impl TestServer {
         Self::launch(db_path.as_ref(), Config::Flags, None)
     }
 
+    /// Starts a server on a fresh database with extra command-line flags.
+    pub fn start_with_args(args: &[&str]) -> TestServer {
+        let dir = tempfile::tempdir().expect("create temp dir");
+        let db = dir.path().join("test.duckdb");
+        Self::launch(
+            &db,
+            Config::Args(args.iter().map(|a| a.to_string()).collect()),
+            Some(dir),
+        )
+    }
+
     /// Like `start_with`, but configures the server through the
     /// `DUCKMV_LISTEN` / `DUCKMV_DATABASE` environment variables only.
     pub fn start_with_env(db_path: impl AsRef<Path>) -> TestServer {
@@ -76,6 +87,13 @@ impl TestServer {
             Config::Env => {
                 cmd.env("DUCKMV_LISTEN", "127.0.0.1:0")
                     .env("DUCKMV_DATABASE", db);
+            }
+            Config::Args(extra) => {
+                cmd.arg("--listen")
+                    .arg("127.0.0.1:0")
+                    .arg("--database")
+                    .arg(db)
+                    .args(extra);
             }
         }
         // Plain text logs: the readiness line is parsed below.
@@ -299,6 +317,8 @@ impl Drop for TestServer {
 enum Config {
     Flags,
     Env,
+    /// Flags, plus these extra arguments.
+    Args(Vec<String>),
 }
 
 /// Extracts the address from a line such as
