@@ -93,16 +93,6 @@ impl Worker {
             out.send(Reply::Ready(self.status()));
             return;
         }
-        let has_txn_control = commands.iter().any(|c| {
-            matches!(
-                c,
-                Ok(Command::Begin
-                    | Command::StartTransaction
-                    | Command::Commit
-                    | Command::Rollback
-                    | Command::Savepoint)
-            )
-        });
         let several = stmts.len() > 1;
         tracing::debug!(txn = ?self.txn, "simple query: {text}");
         for (s, cmd) in stmts.iter().zip(commands) {

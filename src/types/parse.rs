@@ -298,7 +298,11 @@ pub fn parse_date(s: &str) -> Result<i32, TypeError> {
     let (days, rest) = parse_date_part(body, bc, "date", s)?;
     // A time part may follow (PostgreSQL ignores it for date).
     let rest = rest.trim_start_matches(['T', 't', ' ']);
-    if !rest.is_empty() {
+    // A bare zone offset may follow too (pgJDBC sends `2024-03-01 +00`).
+    let bare_zone = rest.len() > 1
+        && rest.starts_with(['+', '-'])
+        && rest[1..].chars().all(|c| c.is_ascii_digit() || c == ':');
+    if !rest.is_empty() && !bare_zone {
         parse_time_and_zone(rest, "date", s)?;
     }
     i32::try_from(days).map_err(|_| TypeError::datetime_overflow("date", s))
@@ -884,6 +888,13 @@ mod tests {
         for bad in ["", ".", "1.2.3", "abc", "1e", "--1"] {
             assert_eq!(parse_numeric(bad).unwrap_err().sqlstate(), "22P02", "{bad}");
         }
+    }
+
+    #[test]
+    fn dates_with_a_bare_zone_offset() {
+        assert_eq!(parse_date("2024-03-01 +00"), parse_date("2024-03-01"));
+        assert_eq!(parse_date("2024-03-01 -05:30"), parse_date("2024-03-01"));
+        assert!(parse_date("2024-03-01 +x").is_err());
     }
 
     #[test]
