@@ -280,6 +280,8 @@ pub struct Stream {
     offset: usize,
     cols: Vec<(DuckType, Format)>,
     sent: u64,
+    /// An error DuckDB raised while the rest was buffered.
+    failed: Option<SqlError>,
 }
 
 impl Portal {
@@ -301,7 +303,12 @@ pub fn buffer_rest(p: &mut Portal) {
             loop {
                 match r.next_batch() {
                     Ok(Some(b)) => s.queue.push_back(b),
-                    _ => break,
+                    Ok(None) => break,
+                    // Reported when the client fetches past the rows read.
+                    Err(e) => {
+                        s.failed = Some(e.into());
+                        break;
+                    }
                 }
             }
         }
@@ -425,6 +432,7 @@ pub fn execute(
                     offset: 0,
                     cols,
                     sent: 0,
+                    failed: None,
                 }));
             }
         }
@@ -463,6 +471,9 @@ fn fetch(s: &mut Stream, limit: u64, out: &Out) -> Result<bool, SqlError> {
     let mut budget = if limit == 0 { u64::MAX } else { limit };
     loop {
         if s.queue.is_empty() {
+            if let Some(e) = s.failed.take() {
+                return Err(e);
+            }
             match s.result.as_mut() {
                 Some(r) => match r.next_batch()? {
                     Some(b) => s.queue.push_back(b),

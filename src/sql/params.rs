@@ -11,13 +11,12 @@ pub fn cast_types(sql: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     for (i, t) in toks.iter().enumerate() {
         let Some(n) = param_index(t) else { continue };
-        let type_start = if toks.get(i + 1).is_some_and(|c| c.is_punct("::")) {
-            i + 2
-        } else if i >= 2
+        let cast_suffix = toks.get(i + 1).is_some_and(|c| c.is_punct("::"));
+        let cast_call = i >= 2
             && toks[i - 1].is_punct("(")
             && toks[i - 2].is_kw("CAST")
-            && toks.get(i + 1).is_some_and(|a| a.is_kw("AS"))
-        {
+            && toks.get(i + 1).is_some_and(|a| a.is_kw("AS"));
+        let type_start = if cast_suffix || cast_call {
             i + 2
         } else {
             continue;
