@@ -333,7 +333,7 @@ pub fn execute(
                 return Ok(());
             }
             StmtKind::Rewrite(r) => {
-                ivm_bridge::check_statement(w, &stmt.command, &stmt.sql, out)?;
+                // Its write targets were checked when it was prepared.
                 let mut n = 0;
                 for (s, counted) in r.statements.iter().zip(&r.counted) {
                     let rows = w.conn.exec(s)?;
@@ -363,11 +363,9 @@ pub fn execute(
                             columns,
                             options,
                         } => {
-                            ivm_bridge::check_statement(
+                            ivm_bridge::check_writes(
                                 w,
-                                &Command::Passthrough,
                                 &format!("COPY {} FROM STDIN", table.quoted()),
-                                out,
                             )?;
                             w.copy_from_start(table, columns, options, out)?;
                         }
