@@ -516,8 +516,8 @@ async fn duckdb_integer_types_map_to_wider_postgres_types() {
         result_is(
             &c,
             "select 4000000000::uinteger",
-            &[Type::INT8],
-            4_000_000_000i64,
+            &[Type::OID],
+            4_000_000_000u32,
         )
         .await,
     );

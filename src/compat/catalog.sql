@@ -7,6 +7,9 @@
 -- runs, and joinable across these views). Objects DuckDB has no oid for
 -- (the indexes behind PRIMARY KEY/UNIQUE, constraints, defaults) get a hash
 -- of their table's oid and position, in ranges above DuckDB's counters.
+-- The oid-typed columns of pg_type, pg_namespace, pg_class, pg_attribute,
+-- pg_index and pg_constraint are UINTEGER, which the wire describes as
+-- PostgreSQL's `oid` (26; arrays of them `_oid`, 1028), as drivers expect.
 --
 -- Schema `main` is shown as `public` (oid 2200); the internal schemas
 -- `_duckmv` and `duckmv` never appear. Materialized views (DuckDB views
@@ -30,7 +33,8 @@ CREATE OR REPLACE MACRO duckmv._scalar_oid(t) AS CASE
     WHEN t = 'BOOLEAN' THEN 16
     WHEN t IN ('TINYINT', 'SMALLINT', 'UTINYINT') THEN 21
     WHEN t IN ('INTEGER', 'USMALLINT') THEN 23
-    WHEN t IN ('BIGINT', 'UINTEGER') THEN 20
+    WHEN t = 'BIGINT' THEN 20
+    WHEN t = 'UINTEGER' THEN 26
     WHEN t IN ('UBIGINT', 'HUGEINT', 'UHUGEINT', 'VARINT', 'BIGNUM') OR t LIKE 'DECIMAL%' THEN 1700
     WHEN t = 'FLOAT' THEN 700
     WHEN t = 'DOUBLE' THEN 701
@@ -49,7 +53,7 @@ END;
 
 CREATE OR REPLACE MACRO duckmv._array_oid(e) AS CASE e
     WHEN 16 THEN 1000 WHEN 17 THEN 1001 WHEN 21 THEN 1005 WHEN 23 THEN 1007
-    WHEN 20 THEN 1016 WHEN 700 THEN 1021 WHEN 701 THEN 1022 WHEN 1700 THEN 1231
+    WHEN 20 THEN 1016 WHEN 26 THEN 1028 WHEN 700 THEN 1021 WHEN 701 THEN 1022 WHEN 1700 THEN 1231
     WHEN 1082 THEN 1182 WHEN 1083 THEN 1183 WHEN 1266 THEN 1270 WHEN 1114 THEN 1115
     WHEN 1184 THEN 1185 WHEN 1186 THEN 1187 WHEN 2950 THEN 2951 WHEN 114 THEN 199
     WHEN 1562 THEN 1563 ELSE 1009
@@ -156,16 +160,16 @@ FROM duckdb_types()
 WHERE duckmv._user_db(database_name) AND NOT internal AND logical_type = 'ENUM' AND NOT duckmv._hidden(schema_name);
 
 CREATE OR REPLACE VIEW duckmv.pg_type AS
-SELECT oid::INTEGER AS oid, typname, typnamespace::INTEGER AS typnamespace, 10 AS typowner,
+SELECT oid::UINTEGER AS oid, typname, typnamespace::UINTEGER AS typnamespace, 10::UINTEGER AS typowner,
        typlen::SMALLINT AS typlen, typbyval, typtype, typcategory, false AS typispreferred,
-       true AS typisdefined, ',' AS typdelim, 0 AS typrelid, 0 AS typsubscript,
-       typelem::INTEGER AS typelem, typarray::INTEGER AS typarray, typinput, typoutput,
+       true AS typisdefined, ',' AS typdelim, 0::UINTEGER AS typrelid, 0 AS typsubscript,
+       typelem::UINTEGER AS typelem, typarray::UINTEGER AS typarray, typinput, typoutput,
        typname || 'recv' AS typreceive, typname || 'send' AS typsend, '-' AS typmodin, '-' AS typmodout,
        '-' AS typanalyze,
        (CASE WHEN typlen = 8 OR typlen = -1 THEN 'd' WHEN typlen = 2 THEN 's' WHEN typlen = 1 THEN 'c' ELSE 'i' END) AS typalign,
        (CASE WHEN typlen = -1 THEN 'x' ELSE 'p' END) AS typstorage,
-       false AS typnotnull, 0 AS typbasetype, -1 AS typtypmod, 0 AS typndims,
-       typcollation::INTEGER AS typcollation, NULL::VARCHAR AS typdefaultbin, NULL::VARCHAR AS typdefault,
+       false AS typnotnull, 0::UINTEGER AS typbasetype, -1 AS typtypmod, 0 AS typndims,
+       typcollation::UINTEGER AS typcollation, NULL::VARCHAR AS typdefaultbin, NULL::VARCHAR AS typdefault,
        NULL::VARCHAR[] AS typacl
 FROM duckmv._types;
 
@@ -195,10 +199,10 @@ CREATE OR REPLACE MACRO duckmv.format_type(p_type, p_typmod) AS (
 -- -------------------------------------------------------------- namespaces
 
 CREATE OR REPLACE VIEW duckmv.pg_namespace AS
-SELECT oid::INTEGER AS oid, nspname, nspowner::INTEGER AS nspowner, NULL::VARCHAR[] AS nspacl
+SELECT oid::UINTEGER AS oid, nspname, nspowner::UINTEGER AS nspowner, NULL::VARCHAR[] AS nspacl
 FROM (VALUES (11, 'pg_catalog', 10), (13183, 'information_schema', 10)) AS n(oid, nspname, nspowner)
 UNION ALL
-SELECT duckmv._nsp_oid(schema_name, oid), duckmv._nsp_name(schema_name), 10, NULL::VARCHAR[]
+SELECT duckmv._nsp_oid(schema_name, oid)::UINTEGER, duckmv._nsp_name(schema_name), 10::UINTEGER, NULL::VARCHAR[]
 FROM duckdb_schemas()
 WHERE duckmv._user_db(database_name) AND NOT duckmv._hidden(schema_name);
 
@@ -268,9 +272,10 @@ UNION ALL
 SELECT oid, relname, 11, 'r', 2, 0, 0, false, 0, NULL, 'p' FROM duckmv._system_relations;
 
 CREATE OR REPLACE VIEW duckmv.pg_class AS
-SELECT oid::INTEGER AS oid, relname, relnamespace::INTEGER AS relnamespace, 0 AS reltype, 0 AS reloftype,
-       10 AS relowner, relam::INTEGER AS relam, oid::INTEGER AS relfilenode, 0 AS reltablespace,
-       0 AS relpages, reltuples::FLOAT AS reltuples, 0 AS relallvisible, 0 AS reltoastrelid,
+SELECT oid::UINTEGER AS oid, relname, relnamespace::UINTEGER AS relnamespace, 0::UINTEGER AS reltype,
+       0::UINTEGER AS reloftype, 10::UINTEGER AS relowner, relam::UINTEGER AS relam,
+       oid::UINTEGER AS relfilenode, 0::UINTEGER AS reltablespace,
+       0 AS relpages, reltuples::FLOAT AS reltuples, 0 AS relallvisible, 0::UINTEGER AS reltoastrelid,
        relhasindex, false AS relisshared, relpersistence, relkind, relnatts::SMALLINT AS relnatts,
        relchecks::SMALLINT AS relchecks, false AS relhasrules, false AS relhastriggers,
        false AS relhassubclass, false AS relrowsecurity, false AS relforcerowsecurity,
@@ -298,7 +303,7 @@ WITH cols AS (
     JOIN duckmv._indexes i ON i.oid = k.oid
     LEFT JOIN duckmv._columns c ON c.attrelid = k.table_oid AND c.attname = k.col
 )
-SELECT cols.attrelid::INTEGER AS attrelid, cols.attname, cols.atttypid::INTEGER AS atttypid,
+SELECT cols.attrelid::UINTEGER AS attrelid, cols.attname, cols.atttypid::UINTEGER AS atttypid,
        coalesce(t.typlen, -1)::SMALLINT AS attlen, cols.attnum::SMALLINT AS attnum, 0 AS attcacheoff,
        cols.atttypmod::INTEGER AS atttypmod,
        (CASE WHEN t.typcategory = 'A' THEN 1 ELSE 0 END)::SMALLINT AS attndims,
@@ -307,7 +312,7 @@ SELECT cols.attrelid::INTEGER AS attrelid, cols.attname, cols.atttypid::INTEGER 
        (CASE WHEN coalesce(t.typlen, -1) = -1 THEN (CASE WHEN cols.atttypid = 1700 THEN 'm' ELSE 'x' END) ELSE 'p' END) AS attstorage,
        '' AS attcompression, cols.attnotnull, cols.atthasdef, false AS atthasmissing, '' AS attidentity,
        '' AS attgenerated, false AS attisdropped, true AS attislocal, 0 AS attinhcount,
-       -1 AS attstattarget, coalesce(t.typcollation, 0)::INTEGER AS attcollation,
+       -1 AS attstattarget, coalesce(t.typcollation, 0)::UINTEGER AS attcollation,
        NULL::VARCHAR[] AS attacl, NULL::VARCHAR[] AS attoptions, NULL::VARCHAR[] AS attfdwoptions,
        NULL::VARCHAR AS attmissingval
 FROM cols LEFT JOIN duckmv._types t ON t.oid = cols.atttypid;
@@ -317,7 +322,7 @@ SELECT duckmv._attrdef_oid(attrelid, attnum) AS oid, attrelid AS adrelid, attnum
 FROM duckmv._columns WHERE column_default IS NOT NULL;
 
 CREATE OR REPLACE VIEW duckmv.pg_index AS
-SELECT oid AS indexrelid, table_oid AS indrelid, len(cols)::SMALLINT AS indnatts,
+SELECT oid::UINTEGER AS indexrelid, table_oid::UINTEGER AS indrelid, len(cols)::SMALLINT AS indnatts,
        len(cols)::SMALLINT AS indnkeyatts, is_unique AS indisunique, false AS indnullsnotdistinct,
        is_primary AS indisprimary, false AS indisexclusion, true AS indimmediate,
        false AS indisclustered, true AS indisvalid, false AS indcheckxmin, true AS indisready,
@@ -351,9 +356,10 @@ WHERE duckmv._user_db(c.database_name) AND NOT duckmv._hidden(c.schema_name)
   AND c.constraint_type IN ('PRIMARY KEY', 'UNIQUE', 'FOREIGN KEY', 'CHECK');
 
 CREATE OR REPLACE VIEW duckmv.pg_constraint AS
-SELECT c.oid::INTEGER AS oid, c.conname, c.connamespace::INTEGER AS connamespace, c.contype,
-       false AS condeferrable, false AS condeferred, true AS convalidated, c.conrelid::INTEGER AS conrelid,
-       0 AS contypid, c.conindid::INTEGER AS conindid, 0 AS conparentid, c.confrelid::INTEGER AS confrelid,
+SELECT c.oid::UINTEGER AS oid, c.conname, c.connamespace::UINTEGER AS connamespace, c.contype,
+       false AS condeferrable, false AS condeferred, true AS convalidated, c.conrelid::UINTEGER AS conrelid,
+       0::UINTEGER AS contypid, c.conindid::UINTEGER AS conindid, 0::UINTEGER AS conparentid,
+       c.confrelid::UINTEGER AS confrelid,
        CASE WHEN c.contype = 'f' THEN 'a' ELSE ' ' END AS confupdtype,
        CASE WHEN c.contype = 'f' THEN 'a' ELSE ' ' END AS confdeltype,
        CASE WHEN c.contype = 'f' THEN 's' ELSE ' ' END AS confmatchtype,

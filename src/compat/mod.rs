@@ -10,8 +10,7 @@
 mod rewrite;
 mod settings;
 mod settings_catalog;
-
-pub use rewrite::rewrite;
+mod storage;
 
 pub use settings::Settings;
 
@@ -23,6 +22,14 @@ const CATALOG_SQL: &str = include_str!("catalog.sql");
 /// The role every catalog row names as owner (duckmv has no roles of its
 /// own; authentication users are not DuckDB users).
 const ROLE: &str = "duckmv";
+
+/// The statement to hand DuckDB instead of `sql` (catalog names, casts,
+/// table storage parameters), or None to run it as is.
+pub fn rewrite(sql: &str) -> Option<String> {
+    let stripped = storage::strip_table_options(sql);
+    let base = stripped.as_deref().unwrap_or(sql);
+    rewrite::rewrite(base).or(stripped)
+}
 
 /// Creates the objects clients expect to find (idempotent; at start-up,
 /// after the IVM catalog exists).

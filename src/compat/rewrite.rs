@@ -146,6 +146,7 @@ const TRIGGERS: &[&str] = &[
     "current_schema",
     "version",
     "json_build_object",
+    "::oid",
 ];
 
 /// The statement to hand DuckDB instead of `sql`, or None to run it as is.
@@ -421,6 +422,9 @@ fn plain_type(name: &str) -> Option<&'static str> {
         "int2vector" => "SMALLINT[]",
         "oidvector" => "INTEGER[]",
         "xid" | "cid" | "xid8" => "BIGINT",
+        // DuckDB's own `oid` is BIGINT; PostgreSQL's is unsigned 32-bit,
+        // which the wire reports as oid (26), `oid[]` as _oid (1028).
+        "oid" => "UINTEGER",
         _ => return None,
     })
 }
@@ -808,7 +812,7 @@ mod tests {
         assert_eq!(rw("SELECT 't'::regclass"), "SELECT duckmv.regclass_in('t')");
         assert_eq!(
             rw("SELECT 'public.t'::pg_catalog.regclass::oid"),
-            "SELECT duckmv.regclass_in('public.t')::oid"
+            "SELECT duckmv.regclass_in('public.t')::UINTEGER"
         );
         assert_eq!(
             rw("SELECT c.oid::pg_catalog.regclass::pg_catalog.text FROM x"),
@@ -863,7 +867,15 @@ mod tests {
             rw("SELECT relname::name FROM pg_class"),
             "SELECT relname::VARCHAR FROM pg_class"
         );
-        assert_eq!(rw("SELECT '16398'::pg_catalog.oid"), "SELECT '16398'::oid");
+        assert_eq!(
+            rw("SELECT '16398'::pg_catalog.oid"),
+            "SELECT '16398'::UINTEGER"
+        );
+        // asyncpg's type introspection binds `$1::oid[]`.
+        assert_eq!(
+            rw("SELECT 1 WHERE t.oid = any($1::oid[])"),
+            "SELECT 1 WHERE t.oid = any($1::UINTEGER[])"
+        );
     }
 
     #[test]

@@ -198,9 +198,10 @@ impl Worker {
         while let Some(batch) = r.next_batch()? {
             let mut rows = Vec::with_capacity(batch.num_rows());
             types::encode_rows(&batch, &cols, 0, batch.num_rows(), &mut rows)?;
-            let mut buf =
-                Vec::with_capacity(rows.iter().map(|r| r.len()).sum::<usize>() + rows.len());
+            // One CopyData message per row, as PostgreSQL sends them: psycopg's
+            // `Copy.rows()` parses each message as exactly one row.
             for row in &rows {
+                let mut buf = Vec::with_capacity(row.len() + 1);
                 let mut p = 0;
                 for i in 0..ncols {
                     if i > 0 {
@@ -222,11 +223,11 @@ impl Worker {
                     }
                 }
                 buf.push(b'\n');
+                if !out.send(Reply::CopyData(buf)) {
+                    return Err(SqlError::new("08006", "client went away"));
+                }
             }
             n += rows.len() as u64;
-            if !out.send(Reply::CopyData(buf)) {
-                return Err(SqlError::new("08006", "client went away"));
-            }
         }
         out.send(Reply::CopyDone);
         Ok(n)

@@ -92,7 +92,7 @@ pub fn is_transaction_control(cmd: &Command) -> bool {
             | Command::StartTransaction
             | Command::Commit
             | Command::Rollback
-            | Command::Savepoint
+            | Command::Savepoint(_)
     )
 }
 
@@ -146,6 +146,11 @@ pub fn prepare(
     // (DuckDB would report a view as a missing table).
     if matches!(cmd, Command::Passthrough) {
         ivm_bridge::check_writes(w, text)?;
+    }
+    // DuckDB drops and truncates one object per statement.
+    if let Some(r) = sql::multi::split(text) {
+        st.kind = StmtKind::Rewrite(r);
+        return Ok(st);
     }
     if let Some(r) = ivm_bridge::rewrite_for_capture(w, text)? {
         st.kind = StmtKind::Rewrite(r);
@@ -326,6 +331,7 @@ pub fn execute(
 ) -> Result<(), SqlError> {
     if let PortalState::New = portal.state {
         let stmt = portal.stmt.clone();
+        w.savepoints.note(&stmt);
         match &stmt.kind {
             StmtKind::Empty => {
                 out.send(Reply::EmptyQuery);
@@ -334,6 +340,7 @@ pub fn execute(
             }
             StmtKind::Rewrite(r) => {
                 // Its write targets were checked when it was prepared.
+                ivm_bridge::check_statement(w, &stmt.command, &stmt.sql, out)?;
                 let mut n = 0;
                 for (s, counted) in r.statements.iter().zip(&r.counted) {
                     let rows = w.conn.exec(s)?;
@@ -341,10 +348,10 @@ pub fn execute(
                         n += rows;
                     }
                 }
-                let tag = if r.tag == "INSERT" {
-                    format!("INSERT 0 {n}")
-                } else {
-                    format!("MERGE {n}")
+                let tag = match r.tag {
+                    "INSERT" => format!("INSERT 0 {n}"),
+                    "MERGE" => format!("MERGE {n}"),
+                    other => other.to_string(),
                 };
                 out.send(Reply::Complete(tag));
                 portal.state = PortalState::Done;

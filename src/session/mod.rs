@@ -11,6 +11,7 @@ mod copy;
 mod exec;
 mod ivm_bridge;
 pub mod reply;
+mod savepoint;
 mod shared;
 mod timeout;
 mod worker;

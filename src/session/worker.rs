@@ -38,6 +38,7 @@ pub struct Worker {
     pub(crate) settings: crate::compat::Settings,
     pub(crate) copy_in: Option<super::copy::CopyIn>,
     watchdog: Option<super::timeout::Watchdog>,
+    pub(crate) savepoints: super::savepoint::Savepoints,
 }
 
 const ABORTED: &str =
@@ -57,6 +58,7 @@ impl Worker {
             settings: Default::default(),
             copy_in: None,
             watchdog: None,
+            savepoints: Default::default(),
         }
     }
 
@@ -379,6 +381,17 @@ impl Worker {
         Ok(())
     }
 
+    /// ROLLBACK TO a savepoint set before any change: a fresh BEGIN block.
+    pub(crate) fn restart_block(&mut self) -> Result<(), SqlError> {
+        let _ = self.conn.exec("ROLLBACK");
+        self.portals
+            .retain(|_, p| !matches!(p.state, PortalState::Streaming(_)));
+        self.after_rollback();
+        self.conn.exec("BEGIN TRANSACTION")?;
+        self.txn = Txn::Block;
+        Ok(())
+    }
+
     /// Caches that mirror catalog state may hold rolled-back changes.
     fn after_rollback(&mut self) {
         super::ivm_bridge::reload_matviews(self);
@@ -390,6 +403,7 @@ impl Worker {
             Command::Begin | Command::StartTransaction => match self.txn {
                 Txn::Idle => self.conn.exec("BEGIN TRANSACTION").map(|_| {
                     self.txn = Txn::Block;
+                    self.savepoints.reset();
                 }),
                 Txn::Implicit => {
                     self.txn = Txn::Block;
@@ -454,11 +468,11 @@ impl Worker {
                 }
                 Ok("ROLLBACK")
             }
-            Command::Savepoint => {
-                return Some(Err(SqlError::new(
-                    "0A000",
-                    "savepoints are not supported: DuckDB has no subtransactions",
-                )));
+            Command::Savepoint(op) => {
+                let r = super::savepoint::run(self, op);
+                return Some(r.map(|tag| {
+                    out.send(Reply::Complete(tag.into()));
+                }));
             }
             _ => return None,
         };

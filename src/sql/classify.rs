@@ -33,8 +33,9 @@ pub enum Command {
     StartTransaction,
     Commit,
     Rollback,
-    /// SAVEPOINT / RELEASE / ROLLBACK TO: DuckDB has no savepoints.
-    Savepoint,
+    /// SAVEPOINT / RELEASE / ROLLBACK TO: DuckDB has no savepoints; the
+    /// session emulates what it can (session::savepoint).
+    Savepoint(super::savepoint::SavepointOp),
     CreateMatView {
         name: Name,
         columns: Option<Vec<String>>,
@@ -106,15 +107,13 @@ pub fn classify(sql: &str) -> Result<Command, ClassifyError> {
         "BEGIN" => Command::Begin,
         "START" => Command::StartTransaction,
         "COMMIT" | "END" => Command::Commit,
-        "ABORT" => Command::Rollback,
-        "ROLLBACK" => {
-            if toks.iter().any(|t| t.is_kw("TO")) {
-                Command::Savepoint
-            } else {
-                Command::Rollback
-            }
+        "ROLLBACK" | "ABORT" if toks.iter().any(|t| t.is_kw("TO")) => {
+            Command::Savepoint(super::savepoint::parse(sql).map_err(ClassifyError)?)
         }
-        "SAVEPOINT" | "RELEASE" => Command::Savepoint,
+        "ROLLBACK" | "ABORT" => Command::Rollback,
+        "SAVEPOINT" | "RELEASE" => {
+            Command::Savepoint(super::savepoint::parse(sql).map_err(ClassifyError)?)
+        }
         "SET" => parse_set(sql),
         "COPY" => match super::copy::parse_copy(sql) {
             Ok(Some(c)) => Command::Copy(c),
@@ -539,6 +538,7 @@ pub fn command_tag(sql: &str, kind: StatementKind, rows: u64, returned_rows: boo
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sql::savepoint::SavepointOp;
 
     #[test]
     fn matview_commands() {
@@ -602,8 +602,14 @@ mod tests {
         );
         assert_eq!(
             classify("rollback to savepoint x").unwrap(),
-            Command::Savepoint
+            Command::Savepoint(SavepointOp::RollbackTo("x".into()))
         );
+        assert_eq!(
+            classify("SAVEPOINT \"_pg3_1\"").unwrap(),
+            Command::Savepoint(SavepointOp::Define("_pg3_1".into()))
+        );
+        assert_eq!(classify("abort").unwrap(), Command::Rollback);
+        assert!(classify("release").is_err());
     }
 
     #[test]

@@ -4,7 +4,9 @@
 pub mod classify;
 pub mod copy;
 pub mod lex;
+pub mod multi;
 pub mod params;
+pub mod savepoint;
 pub mod split;
 pub mod upsert;
 

@@ -24,7 +24,8 @@ pub struct Rewrite {
     /// changed-row count adds to the command tag.
     pub statements: Vec<String>,
     pub counted: Vec<bool>,
-    /// `INSERT` or `MERGE`, for the command tag.
+    /// `INSERT` or `MERGE` (with the row count), or a tag sent as is
+    /// (`DROP TABLE`, `TRUNCATE TABLE`: see multi.rs).
     pub tag: &'static str,
 }
 

@@ -102,7 +102,12 @@ pub fn pg_type(ty: &DuckType) -> PgType {
         Boolean => t(BOOL, "bool", 1),
         TinyInt | SmallInt | UTinyInt => t(INT2, "int2", 2),
         Integer | USmallInt => t(INT4, "int4", 4),
-        BigInt | UInteger => t(INT8, "int8", 8),
+        // PostgreSQL's oid is an unsigned 32-bit integer: the catalog's oid
+        // columns are UINTEGER, and `::oid` casts are rewritten to it, so
+        // drivers see 26 / 1028 (asyncpg decodes only those in its own
+        // introspection queries).
+        UInteger => t(OID, "oid", 4),
+        BigInt => t(INT8, "int8", 8),
         UBigInt | HugeInt | UHugeInt | VarInt => t(NUMERIC, "numeric", -1),
         Decimal { width, scale } => PgType {
             typmod: (((*width as i32) << 16) | *scale as i32) + 4,
@@ -140,6 +145,7 @@ fn array_type_of(elem_oid: u32) -> PgType {
         INT2 => (INT2_ARRAY, "_int2"),
         INT4 => (INT4_ARRAY, "_int4"),
         INT8 => (INT8_ARRAY, "_int8"),
+        OID => (OID_ARRAY, "_oid"),
         FLOAT4 => (FLOAT4_ARRAY, "_float4"),
         FLOAT8 => (FLOAT8_ARRAY, "_float8"),
         NUMERIC => (NUMERIC_ARRAY, "_numeric"),
@@ -278,7 +284,7 @@ mod tests {
             (Integer, INT4),
             (USmallInt, INT4),
             (BigInt, INT8),
-            (UInteger, INT8),
+            (UInteger, OID),
             (UBigInt, NUMERIC),
             (HugeInt, NUMERIC),
             (UHugeInt, NUMERIC),
@@ -350,6 +356,7 @@ mod tests {
         assert_eq!(oid(l(Json)), JSON_ARRAY);
         assert_eq!(oid(l(TimeTz)), TIMETZ_ARRAY);
         assert_eq!(oid(l(Bit)), VARBIT_ARRAY);
+        assert_eq!(oid(l(UInteger)), OID_ARRAY);
         assert_eq!(oid(l(l(Integer))), INT4_ARRAY);
         assert_eq!(oid(Array(Box::new(Double), 3)), FLOAT8_ARRAY);
         assert_eq!(oid(l(Struct(vec![("a".into(), Integer)]))), JSON);
@@ -367,6 +374,7 @@ mod tests {
         assert_eq!(duck_type_for_oid(99999), None);
         // Every scalar we send maps back to a type that is sent with the same OID.
         for t in [
+            UInteger,
             Boolean,
             SmallInt,
             Integer,

@@ -164,6 +164,7 @@ where
             oids::INT2 => out.put_i16(i16::try_from(v).map_err(|_| range("smallint"))?),
             oids::INT4 => out.put_i32(i32::try_from(v).map_err(|_| range("integer"))?),
             oids::INT8 => out.put_i64(i64::try_from(v).map_err(|_| range("bigint"))?),
+            oids::OID => out.put_u32(u32::try_from(v).map_err(|_| range("oid"))?),
             _ => write_numeric_u64(v < 0, v.unsigned_abs() as u64, 0, out),
         }
         Ok(())
