@@ -262,13 +262,18 @@ async fn create_view(client: &Client, v: &View) -> ViewResult {
 /// contains "mode"), and that column to say "full" after a forced refresh of `view`.
 async fn probe_full_mode(client: &Client, view: Option<&View>) -> bool {
     let Some(view) = view else { return false };
-    let Ok(Some(column)) = scalar(
-        client,
-        "SELECT column_name FROM information_schema.columns WHERE table_schema = 'duckmv' \
-         AND table_name = 'views' AND column_name ILIKE '%mode%' ORDER BY column_name LIMIT 1",
-    )
-    .await
-    else {
+    // The columns of duckmv.views as the server describes them (its information_schema
+    // leaves out duckmv's own schemas).
+    let column = match client.prepare("SELECT * FROM duckmv.views").await {
+        Ok(st) => st
+            .columns()
+            .iter()
+            .map(|c| c.name().to_string())
+            .filter(|n| n.to_ascii_lowercase().contains("mode"))
+            .min(),
+        Err(_) => None,
+    };
+    let Some(column) = column else {
         eprintln!("[views] duckmv.views reports no refresh mode: full figures from CTAS");
         return false;
     };

@@ -31,10 +31,13 @@ pub fn bootstrap(db: &mut dyn Sql) -> Result<(), IvmError> {
     ] {
         db.exec(sql)?;
     }
-    let exists = db.query(
-        "SELECT 1 FROM information_schema.tables WHERE table_schema = 'duckmv' AND table_name = 'views'",
+    // Added after the first release: which mode the last refresh used.
+    db.exec("ALTER TABLE _duckmv.views ADD COLUMN IF NOT EXISTS last_refresh_mode VARCHAR")?;
+    let current = db.query(
+        "SELECT 1 FROM information_schema.columns WHERE table_schema = 'duckmv' AND table_name = 'views' \
+         AND column_name = 'last_refresh_mode'",
     )?;
-    if exists.is_empty() {
+    if current.is_empty() {
         regenerate_views_view(db)?;
     }
     Ok(())
@@ -158,15 +161,21 @@ pub fn set_populated(db: &mut dyn Sql, id: i64, populated: bool) -> Result<(), I
     Ok(())
 }
 
+/// Records a refresh: when, how long, rows changed and `mode` ("incremental" or "full").
 pub fn record_refresh(
     db: &mut dyn Sql,
     id: i64,
     duration_ms: f64,
     rows: u64,
+    mode: &str,
 ) -> Result<(), IvmError> {
-    db.exec(&format!(
-        "UPDATE _duckmv.views SET last_refresh = now(), duration_ms = {duration_ms}, rows_changed = {rows} WHERE id = {id}"
-    ))?;
+    db.exec_hot(
+        &format!(
+            "UPDATE _duckmv.views SET last_refresh = now(), duration_ms = CAST($1::VARCHAR AS DOUBLE), \
+             rows_changed = CAST($2::VARCHAR AS BIGINT), last_refresh_mode = $3::VARCHAR WHERE id = {id}"
+        ),
+        &[duration_ms.to_string(), rows.to_string(), mode.to_string()],
+    )?;
     Ok(())
 }
 
@@ -193,10 +202,13 @@ pub fn rename(db: &mut dyn Sql, id: i64, new_name: &str) -> Result<(), IvmError>
 /// Delta tables of the views that read view `id` incrementally: its refresh writes its output
 /// change into them.
 pub fn downstream_deltas(db: &mut dyn Sql, id: i64) -> Result<Vec<String>, IvmError> {
-    let rows = db.query(&format!(
-        "SELECT delta_table FROM _duckmv.view_sources WHERE source_view_id = {id} AND delta_table IS NOT NULL \
-         ORDER BY view_id"
-    ))?;
+    let rows = db.query_hot(
+        &format!(
+            "SELECT delta_table FROM _duckmv.view_sources WHERE source_view_id = {id} AND delta_table IS NOT NULL \
+             ORDER BY view_id"
+        ),
+        &[],
+    )?;
     Ok(rows.into_iter().filter_map(|r| r[0].clone()).collect())
 }
 
@@ -260,8 +272,8 @@ pub fn regenerate_views_view(db: &mut dyn Sql) -> Result<(), IvmError> {
     };
     db.exec(&format!(
         "CREATE OR REPLACE VIEW duckmv.views AS SELECT v.name, v.schema, v.definition, v.populated, v.strategy, \
-         {pending} AS pending, v.last_refresh AS last_refresh_at, v.duration_ms, v.rows_changed \
-         FROM _duckmv.views v"
+         {pending} AS pending, v.last_refresh AS last_refresh_at, v.last_refresh_mode, v.duration_ms, \
+         v.rows_changed FROM _duckmv.views v"
     ))?;
     Ok(())
 }

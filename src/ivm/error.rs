@@ -23,6 +23,9 @@ pub enum IvmError {
     /// The definition is not valid SQL (42601).
     #[error("{0}")]
     Syntax(String),
+    /// A setting got a value it does not take (22023).
+    #[error("{0}")]
+    InvalidValue(String),
     /// The engine's own catalog is inconsistent (XX000).
     #[error("internal error in materialized view catalog: {0}")]
     Internal(String),
@@ -41,6 +44,7 @@ impl IvmError {
             IvmError::Dependents { .. } => "2BP01",
             IvmError::Unsupported(_) => "0A000",
             IvmError::Syntax(_) => "42601",
+            IvmError::InvalidValue(_) => "22023",
             IvmError::Internal(_) => "XX000",
             IvmError::Db(e) => db_sqlstate(&e.message),
         }

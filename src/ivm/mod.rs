@@ -13,11 +13,16 @@ mod capture;
 mod catalog;
 mod compile;
 mod error;
+mod hot;
+mod mode;
 pub mod plan;
 mod refresh;
 mod text;
+mod view_cache;
 
 pub use error::IvmError;
+pub use mode::RefreshMode;
+pub use view_cache::ViewCache;
 
 use catalog::ViewRow;
 use text::{ident, split_name};
@@ -30,6 +35,21 @@ pub trait Sql {
     /// Runs one query; every value rendered as text by DuckDB (`CAST(x AS VARCHAR)` semantics),
     /// NULL as None.
     fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError>;
+    /// [`Sql::exec`] for a statement a refresh runs again and again with the same text. DuckDB
+    /// spends more time planning refresh SQL than running it on a small delta, so the server
+    /// keeps these prepared. `params` fill `$1`, `$2`, … as VARCHAR values (write
+    /// `CAST($1::VARCHAR AS T)`); the default substitutes them as literals.
+    fn exec_hot(&mut self, sql: &str, params: &[String]) -> Result<u64, SqlError> {
+        self.exec(&hot::substitute(sql, params))
+    }
+    /// [`Sql::query`] for a repeated query; see [`Sql::exec_hot`].
+    fn query_hot(
+        &mut self,
+        sql: &str,
+        params: &[String],
+    ) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+        self.query(&hot::substitute(sql, params))
+    }
 }
 
 /// DuckDB's error message.
@@ -183,10 +203,22 @@ fn lookup(db: &mut dyn Sql, name: &str) -> Result<ViewRow, IvmError> {
     catalog::find_view_unchecked(db, &schema, &n)?.ok_or(IvmError::NoSuchView(n))
 }
 
-/// `REFRESH MATERIALIZED VIEW name [WITH [NO] DATA]`.
+/// `REFRESH MATERIALIZED VIEW name [WITH [NO] DATA]`, always incremental when the view can be
+/// (reads the catalog every time; the server uses [`refresh_view_cached`]).
 pub fn refresh_view(db: &mut dyn Sql, name: &str, with_data: bool) -> Result<Outcome, IvmError> {
-    let view = lookup(db, name)?;
-    refresh::refresh(db, &view, with_data)
+    refresh::refresh_named(db, None, name, with_data, RefreshMode::Incremental)
+}
+
+/// `REFRESH MATERIALIZED VIEW` as the server runs it: the plan from `cache`, and `mode` from the
+/// session's `duckmv.refresh_mode`.
+pub fn refresh_view_cached(
+    db: &mut dyn Sql,
+    cache: &ViewCache,
+    name: &str,
+    with_data: bool,
+    mode: RefreshMode,
+) -> Result<Outcome, IvmError> {
+    refresh::refresh_named(db, Some(cache), name, with_data, mode)
 }
 
 /// `DROP MATERIALIZED VIEW [IF EXISTS] name, ... [CASCADE]`. Views reading a dropped view are

@@ -1,59 +1,181 @@
 //! REFRESH: apply pending deltas (incremental views) or recompute (full views, first
-//! population). Runs inside the caller's transaction: the delta rows read are deleted in the
-//! same transaction, so under snapshot isolation a refresh consumes exactly the changes it saw —
-//! a writer that commits later keeps its rows for the next refresh, and nothing is applied twice.
+//! population, `duckmv.refresh_mode = full`, or a change too large for `auto`). Runs inside the
+//! caller's transaction: the delta rows read are deleted in the same transaction, so under
+//! snapshot isolation a refresh consumes exactly the changes it saw — a writer that commits later
+//! keeps its rows for the next refresh, and nothing is applied twice.
+//!
+//! Fixed costs are kept small: the plan comes from the [`ViewCache`], one prepared probe counts
+//! every source's pending rows (and checks the cached plan is still the view's), and the
+//! statements a refresh repeats go through [`Sql::exec_hot`] so DuckDB plans them once.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::capture;
 use super::catalog::{self, ViewRow};
+use super::mode::{self, RefreshMode};
 use super::plan::{self, Body, Plan};
+use super::text::{lit, split_name};
+use super::view_cache::ViewCache;
 use super::{IvmError, Outcome, Sql};
 
-/// Refreshes a view; `with_data = false` empties it and marks it unpopulated.
+/// What the probe saw in this transaction.
+struct Pending {
+    populated: bool,
+    /// Delta rows per source (0 for sources without a delta table).
+    rows: Vec<u64>,
+}
+
+/// Refreshes the view called `name`. `cache` may hold its compiled plan; without one (tests)
+/// the catalog is read every time.
+pub fn refresh_named(
+    db: &mut dyn Sql,
+    cache: Option<&ViewCache>,
+    name: &str,
+    with_data: bool,
+    mode: RefreshMode,
+) -> Result<Outcome, IvmError> {
+    let (schema, n) = split_name(name);
+    let cached = cache.and_then(|c| c.get(&schema, &n));
+    let (view, pending) = match cached {
+        Some(v) => match probe(db, &v) {
+            Ok(Some(p)) => (v, p),
+            Ok(None) => {
+                cache.unwrap().forget(&schema, &n);
+                load(db, cache, &schema, &n)?
+            }
+            Err(e) => {
+                cache.unwrap().forget(&schema, &n);
+                return Err(e);
+            }
+        },
+        None => load(db, cache, &schema, &n)?,
+    };
+    refresh_probed(db, &view, &pending, with_data, mode)
+}
+
+fn load(
+    db: &mut dyn Sql,
+    cache: Option<&ViewCache>,
+    schema: &str,
+    name: &str,
+) -> Result<(Arc<ViewRow>, Pending), IvmError> {
+    let view = catalog::find_view_unchecked(db, schema, name)?
+        .ok_or_else(|| IvmError::NoSuchView(name.to_string()))?;
+    let pending = probe(db, &view)?
+        .ok_or_else(|| IvmError::Internal(format!("view {} vanished", view.id)))?;
+    let view = Arc::new(view);
+    if let Some(c) = cache {
+        c.put(schema, name, view.clone());
+    }
+    Ok((view, pending))
+}
+
+/// Refreshes a view just read from the catalog (CREATE ... WITH DATA).
 pub fn refresh(db: &mut dyn Sql, view: &ViewRow, with_data: bool) -> Result<Outcome, IvmError> {
+    let pending = Pending {
+        populated: view.populated,
+        rows: vec![0; view.plan.sources.len()],
+    };
+    refresh_probed(db, view, &pending, with_data, RefreshMode::Incremental)
+}
+
+fn refresh_probed(
+    db: &mut dyn Sql,
+    view: &ViewRow,
+    pending: &Pending,
+    with_data: bool,
+    mode: RefreshMode,
+) -> Result<Outcome, IvmError> {
     if !with_data {
-        return unpopulate(db, view);
+        return unpopulate(db, view, pending.populated);
     }
-    if !view.populated || matches!(view.plan.body, Body::Full { .. }) {
-        return recompute(db, view);
+    if !pending.populated
+        || matches!(view.plan.body, Body::Full { .. })
+        || mode == RefreshMode::Full
+    {
+        return recompute(db, view, pending.populated);
     }
-    incremental(db, view)
-}
-
-/// Which sources have pending delta rows: one cheap query, and the whole cost of a refresh
-/// with nothing to do.
-fn probe(db: &mut dyn Sql, plan: &Plan) -> Result<Vec<bool>, IvmError> {
-    let probes: Vec<String> = plan
-        .sources
-        .iter()
-        .map(|s| match &s.delta {
-            Some(d) => format!("EXISTS (SELECT 1 FROM {d})"),
-            None => "FALSE".to_string(),
-        })
-        .collect();
-    if probes.is_empty() {
-        return Ok(Vec::new());
-    }
-    let rows = db.query(&format!("SELECT {}", probes.join(", ")))?;
-    let row = rows.into_iter().next().unwrap_or_default();
-    Ok(row.iter().map(|v| v.as_deref() == Some("true")).collect())
-}
-
-fn incremental(db: &mut dyn Sql, view: &ViewRow) -> Result<Outcome, IvmError> {
-    let plan = &view.plan;
-    let changed = probe(db, plan)?;
+    let changed: Vec<bool> = pending.rows.iter().map(|r| *r > 0).collect();
     if !changed.iter().any(|c| *c) {
         return Ok(Outcome::default());
     }
+    if mode == RefreshMode::Auto {
+        let base = base_rows(db, &view.plan, &changed)?;
+        let delta: Vec<u64> = pending
+            .rows
+            .iter()
+            .zip(&changed)
+            .filter(|(_, c)| **c)
+            .map(|(r, _)| *r)
+            .collect();
+        if mode::prefer_full(&view.plan, &delta, &base) {
+            return recompute(db, view, true);
+        }
+    }
+    incremental(db, view, &changed)
+}
+
+/// One query: whether the view (this id, this name) exists in this transaction, whether it is
+/// populated, and how many delta rows each source has — the whole cost of a refresh with
+/// nothing to do. None when the view is not there.
+fn probe(db: &mut dyn Sql, view: &ViewRow) -> Result<Option<Pending>, IvmError> {
+    let mut cols = vec!["populated".to_string()];
+    for s in &view.plan.sources {
+        cols.push(match &s.delta {
+            Some(d) => format!("(SELECT count(*) FROM {d})"),
+            None => "0".to_string(),
+        });
+    }
+    let sql = format!(
+        "SELECT {} FROM _duckmv.views WHERE id = {} AND name = {} AND schema = {}",
+        cols.join(", "),
+        view.id,
+        lit(&view.name),
+        lit(&view.schema)
+    );
+    let rows = db.query_hot(&sql, &[])?;
+    let Some(row) = rows.into_iter().next() else {
+        return Ok(None);
+    };
+    Ok(Some(Pending {
+        populated: row[0].as_deref() == Some("true"),
+        rows: row[1..]
+            .iter()
+            .map(|v| v.as_deref().and_then(|v| v.parse().ok()).unwrap_or(0))
+            .collect(),
+    }))
+}
+
+/// Current rows of each changed source (what a recompute would read).
+fn base_rows(db: &mut dyn Sql, plan: &Plan, changed: &[bool]) -> Result<Vec<u64>, IvmError> {
+    let counts: Vec<String> = plan
+        .sources
+        .iter()
+        .zip(changed)
+        .filter(|(_, c)| **c)
+        .map(|(s, _)| format!("(SELECT count(*) FROM {})", s.relation))
+        .collect();
+    let rows = db.query_hot(&format!("SELECT {}", counts.join(", ")), &[])?;
+    Ok(rows
+        .into_iter()
+        .next()
+        .unwrap_or_default()
+        .iter()
+        .map(|v| v.as_deref().and_then(|v| v.parse().ok()).unwrap_or(0))
+        .collect())
+}
+
+fn incremental(db: &mut dyn Sql, view: &ViewRow, changed: &[bool]) -> Result<Outcome, IvmError> {
+    let plan = &view.plan;
     let start = Instant::now();
     let downstream = catalog::downstream_deltas(db, plan.id)?;
     let work = plan::work(plan.id);
     let mut rows = 0u64;
     match &plan.body {
         Body::Bag { rel, distinct } => {
-            if let Some(delta) = plan::bag_delta_sql(plan, rel, &changed) {
-                db.exec(&format!("INSERT INTO {work} {delta}"))?;
+            if let Some(delta) = plan::bag_delta_sql(plan, rel, changed) {
+                db.exec_hot(&format!("INSERT INTO {work} {delta}"), &[])?;
                 for d in &downstream {
                     let change = if *distinct {
                         plan::distinct_transitions_sql(plan)
@@ -61,49 +183,57 @@ fn incremental(db: &mut dyn Sql, view: &ViewRow) -> Result<Outcome, IvmError> {
                         let cols = plan::positional(plan.columns.len()).join(", ");
                         format!("SELECT {cols}, _mv_count FROM {work}")
                     };
-                    db.exec(&format!("INSERT INTO {d} {change}"))?;
+                    db.exec_hot(&format!("INSERT INTO {d} {change}"), &[])?;
                 }
-                rows += db.exec(&plan::bag_merge_sql(plan))?;
+                rows += db.exec_hot(&plan::bag_merge_sql(plan), &[])?;
             }
         }
         Body::Aggregate(a) => {
-            if let Some(fill) = plan::agg_fill_work_sql(plan, a, &changed) {
-                db.exec(&fill)?;
+            if let Some(fill) = plan::agg_fill_work_sql(plan, a, changed) {
+                db.exec_hot(&fill, &[])?;
                 let affected = plan::agg_affected_rel(plan, a);
                 for d in &downstream {
-                    db.exec(&format!(
-                        "INSERT INTO {d} SELECT *, -1 FROM ({})",
-                        plan::output_sql(plan, &affected)
-                    ))?;
+                    db.exec_hot(
+                        &format!(
+                            "INSERT INTO {d} SELECT *, -1 FROM ({})",
+                            plan::output_sql(plan, &affected)
+                        ),
+                        &[],
+                    )?;
                 }
-                rows += db.exec(&plan::agg_apply_sql(plan, a))?;
+                rows += db.exec_hot(&plan::agg_apply_sql(plan, a), &[])?;
                 if plan::agg_has_extremes(a) {
-                    let rc = db.query(&format!(
-                        "SELECT EXISTS (SELECT 1 FROM {work} WHERE _mv_rc)"
-                    ))?;
+                    let rc = db.query_hot(
+                        &format!("SELECT EXISTS (SELECT 1 FROM {work} WHERE _mv_rc)"),
+                        &[],
+                    )?;
                     if rc.first().and_then(|r| r[0].as_deref()) == Some("true") {
                         for sql in plan::agg_recompute_sql(plan, a) {
-                            rows += db.exec(&sql)?;
+                            rows += db.exec_hot(&sql, &[])?;
                         }
                     }
                 }
                 for d in &downstream {
-                    db.exec(&format!(
-                        "INSERT INTO {d} SELECT *, 1 FROM ({})",
-                        plan::output_sql(plan, &affected)
-                    ))?;
+                    db.exec_hot(
+                        &format!(
+                            "INSERT INTO {d} SELECT *, 1 FROM ({})",
+                            plan::output_sql(plan, &affected)
+                        ),
+                        &[],
+                    )?;
                 }
             }
         }
         Body::Full { .. } => unreachable!("full views are recomputed"),
     }
-    db.exec(&format!("DELETE FROM {work}"))?;
-    for (s, c) in plan.sources.iter().zip(&changed) {
+    db.exec_hot(&format!("DELETE FROM {work}"), &[])?;
+    for (s, c) in plan.sources.iter().zip(changed) {
         if let (Some(d), true) = (&s.delta, c) {
-            db.exec(&format!("DELETE FROM {d}"))?;
+            db.exec_hot(&format!("DELETE FROM {d}"), &[])?;
         }
     }
-    catalog::record_refresh(db, plan.id, start.elapsed().as_secs_f64() * 1000.0, rows)?;
+    let ms = start.elapsed().as_secs_f64() * 1000.0;
+    catalog::record_refresh(db, plan.id, ms, rows, "incremental")?;
     Ok(Outcome {
         notices: Vec::new(),
         rows,
@@ -121,24 +251,24 @@ pub fn state_sql(plan: &Plan) -> String {
 
 /// Recomputes the storage from scratch and marks the view populated. Downstream views get the
 /// old rows with −1 and the new rows with +1.
-fn recompute(db: &mut dyn Sql, view: &ViewRow) -> Result<Outcome, IvmError> {
+fn recompute(db: &mut dyn Sql, view: &ViewRow, populated: bool) -> Result<Outcome, IvmError> {
     let plan = &view.plan;
     let start = Instant::now();
     let downstream = catalog::downstream_deltas(db, plan.id)?;
     let out = plan::output_view(plan.id);
     let storage = plan::storage(plan.id);
-    if view.populated {
+    if populated {
         for d in &downstream {
-            db.exec(&format!("INSERT INTO {d} SELECT *, -1 FROM {out}"))?;
+            db.exec_hot(&format!("INSERT INTO {d} SELECT *, -1 FROM {out}"), &[])?;
         }
     }
-    let mut rows = db.exec(&format!("DELETE FROM {storage}"))?;
-    rows += db.exec(&format!("INSERT INTO {storage} {}", state_sql(plan)))?;
+    let mut rows = db.exec_hot(&format!("DELETE FROM {storage}"), &[])?;
+    rows += db.exec_hot(&format!("INSERT INTO {storage} {}", state_sql(plan)), &[])?;
     capture::clear(db, plan)?;
     for d in &downstream {
-        db.exec(&format!("INSERT INTO {d} SELECT *, 1 FROM {out}"))?;
+        db.exec_hot(&format!("INSERT INTO {d} SELECT *, 1 FROM {out}"), &[])?;
     }
-    if !view.populated {
+    if !populated {
         catalog::set_populated(db, plan.id, true)?;
         catalog::create_user_view(
             db,
@@ -147,7 +277,8 @@ fn recompute(db: &mut dyn Sql, view: &ViewRow) -> Result<Outcome, IvmError> {
             &format!("SELECT * FROM {out}"),
         )?;
     }
-    catalog::record_refresh(db, plan.id, start.elapsed().as_secs_f64() * 1000.0, rows)?;
+    let ms = start.elapsed().as_secs_f64() * 1000.0;
+    catalog::record_refresh(db, plan.id, ms, rows, "full")?;
     Ok(Outcome {
         notices: Vec::new(),
         rows,
@@ -155,9 +286,9 @@ fn recompute(db: &mut dyn Sql, view: &ViewRow) -> Result<Outcome, IvmError> {
 }
 
 /// `REFRESH ... WITH NO DATA`: empties the storage; reading the view fails until the next refresh.
-fn unpopulate(db: &mut dyn Sql, view: &ViewRow) -> Result<Outcome, IvmError> {
+fn unpopulate(db: &mut dyn Sql, view: &ViewRow, populated: bool) -> Result<Outcome, IvmError> {
     let plan = &view.plan;
-    if view.populated {
+    if populated {
         let out = plan::output_view(plan.id);
         for d in &catalog::downstream_deltas(db, plan.id)? {
             db.exec(&format!("INSERT INTO {d} SELECT *, -1 FROM {out}"))?;

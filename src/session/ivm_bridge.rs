@@ -16,30 +16,47 @@ pub struct ConnSql<'a>(pub &'a Conn);
 
 impl ivm::Sql for ConnSql<'_> {
     fn exec(&mut self, sql: &str) -> Result<u64, ivm::SqlError> {
-        self.0
+        let start = std::time::Instant::now();
+        let r = self
+            .0
             .exec(sql)
-            .map_err(|e| ivm::SqlError { message: e.message })
+            .map_err(|e| ivm::SqlError { message: e.message });
+        tracing::debug!(target: "duckmv::ivm::sql", ms = start.elapsed().as_secs_f64() * 1e3, "{sql}");
+        r
     }
 
     fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, ivm::SqlError> {
-        let err = |m: String| ivm::SqlError { message: m };
-        let mut r = self.0.query(sql).map_err(|e| err(e.message))?;
-        let mut rows = Vec::new();
-        while let Some(b) = r.next_batch().map_err(|e| err(e.message))? {
-            for i in 0..b.num_rows() {
-                let mut row = Vec::with_capacity(b.num_columns());
-                for c in b.columns() {
-                    row.push(if c.is_null(i) {
-                        None
-                    } else {
-                        Some(array_value_to_string(c, i).map_err(|e| err(e.to_string()))?)
-                    });
-                }
-                rows.push(row);
-            }
-        }
+        let start = std::time::Instant::now();
+        let mut r = self
+            .0
+            .query(sql)
+            .map_err(|e| ivm::SqlError { message: e.message })?;
+        let rows = collect_rows(&mut r)?;
+        tracing::debug!(target: "duckmv::ivm::sql", ms = start.elapsed().as_secs_f64() * 1e3, "{sql}");
         Ok(rows)
     }
+}
+
+/// A result's rows, every value as text (NULL as None).
+pub(super) fn collect_rows(
+    r: &mut crate::engine::QueryResult,
+) -> Result<Vec<Vec<Option<String>>>, ivm::SqlError> {
+    let err = |m: String| ivm::SqlError { message: m };
+    let mut rows = Vec::new();
+    while let Some(b) = r.next_batch().map_err(|e| err(e.message))? {
+        for i in 0..b.num_rows() {
+            let mut row = Vec::with_capacity(b.num_columns());
+            for c in b.columns() {
+                row.push(if c.is_null(i) {
+                    None
+                } else {
+                    Some(array_value_to_string(c, i).map_err(|e| err(e.to_string()))?)
+                });
+            }
+            rows.push(row);
+        }
+    }
+    Ok(rows)
 }
 
 fn ivm_err(e: ivm::IvmError) -> SqlError {
@@ -69,6 +86,7 @@ pub fn run_command(w: &mut Worker, cmd: &Command, out: &Out) -> Result<String, S
                 if_not_exists: *if_not_exists,
             };
             let o = ivm::create_view(&mut ConnSql(&w.conn), &v).map_err(ivm_err)?;
+            w.shared.views.clear();
             w.shared
                 .matviews
                 .write()
@@ -84,8 +102,12 @@ pub fn run_command(w: &mut Worker, cmd: &Command, out: &Out) -> Result<String, S
         Command::RefreshMatView { name, with_data } => {
             let lock = w.shared.refresh_lock(&name.name);
             let _guard = lock.lock().unwrap();
-            let o = ivm::refresh_view(&mut ConnSql(&w.conn), &name.name, *with_data)
-                .map_err(ivm_err)?;
+            let mode = w.settings.get("duckmv.refresh_mode").unwrap_or_default();
+            let mode = ivm::RefreshMode::parse(&mode).map_err(ivm_err)?;
+            let mut db = super::hot_sql::HotSql::new(&w.conn, &mut w.hot);
+            let o =
+                ivm::refresh_view_cached(&mut db, &w.shared.views, &name.name, *with_data, mode)
+                    .map_err(ivm_err)?;
             (o, "REFRESH MATERIALIZED VIEW".into())
         }
         Command::DropMatView {
@@ -264,6 +286,8 @@ pub fn after_statement(_w: &mut Worker, _cmd: &Command) {}
 /// Re-reads the names of materialized views from the catalog.
 pub fn reload_matviews(w: &mut Worker) {
     use ivm::Sql;
+    // Compiled plans may belong to views that were just dropped, renamed or rolled back.
+    w.shared.views.clear();
     if let Ok(rows) = ConnSql(&w.conn).query("SELECT name FROM _duckmv.views") {
         w.shared.set_matviews(
             rows.into_iter()

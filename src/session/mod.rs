@@ -9,6 +9,7 @@
 
 mod copy;
 mod exec;
+mod hot_sql;
 mod ivm_bridge;
 pub mod reply;
 mod savepoint;

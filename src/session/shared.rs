@@ -11,6 +11,8 @@ pub struct Shared {
     /// Lower-cased names of materialized views, so writes to them can be
     /// refused (42809) without a catalog query per statement.
     pub matviews: RwLock<HashSet<String>>,
+    /// Compiled materialized views, so a refresh skips the catalog lookup.
+    pub views: crate::ivm::ViewCache,
     /// One lock per view: refreshes of the same view run one at a time.
     refresh_locks: Mutex<HashMap<String, Arc<Mutex<()>>>>,
 }
@@ -20,6 +22,7 @@ impl Shared {
         Shared {
             db,
             matviews: RwLock::new(HashSet::new()),
+            views: Default::default(),
             refresh_locks: Mutex::new(HashMap::new()),
         }
     }

@@ -30,6 +30,8 @@ pub enum Txn {
 }
 
 pub struct Worker {
+    /// Prepared REFRESH statements; declared before `conn` so they are dropped first.
+    pub(crate) hot: super::hot_sql::HotStatements,
     pub(crate) conn: Conn,
     pub(crate) shared: Arc<Shared>,
     pub(crate) txn: Txn,
@@ -50,6 +52,7 @@ impl Worker {
             tracing::warn!("session setup failed: {e}");
         }
         Worker {
+            hot: Default::default(),
             conn,
             shared,
             txn: Txn::Idle,
