@@ -14,5 +14,14 @@ def check(what, got, want):
     print(f"ok: {what}", flush=True)
 
 
+def oracle_sql(view, query):
+    """SQL counting the rows where materialized view `view` and its defining
+    `query`, run fresh, differ as bags (0 when the view is right)."""
+    return (
+        f"SELECT count(*) FROM ((SELECT * FROM {view} EXCEPT ALL ({query})) "
+        f"UNION ALL (({query}) EXCEPT ALL SELECT * FROM {view})) AS diff"
+    )
+
+
 def done():
     print(f"all {_count} checks passed", flush=True)

@@ -10,7 +10,7 @@ from decimal import Decimal
 
 import psycopg
 
-from checks import check, done
+from checks import check, done, oracle_sql
 
 host, port = sys.argv[1], int(sys.argv[2])
 conn = psycopg.connect(host=host, port=port, user="test", dbname="test", autocommit=True)
@@ -20,10 +20,8 @@ cur = conn.cursor()
 cur.execute("DROP MATERIALIZED VIEW IF EXISTS py_totals")
 cur.execute("DROP TABLE IF EXISTS py_orders")
 cur.execute("CREATE TABLE py_orders (id integer PRIMARY KEY, grp text NOT NULL, amount numeric(12,2))")
-cur.execute(
-    "CREATE MATERIALIZED VIEW py_totals AS "
-    "SELECT grp, sum(amount) AS total, count(*) AS n FROM py_orders GROUP BY grp"
-)
+TOTALS_Q = "SELECT grp, sum(amount) AS total, count(*) AS n FROM py_orders GROUP BY grp"
+cur.execute(f"CREATE MATERIALIZED VIEW py_totals AS {TOTALS_Q}")
 
 # Server-side binding: psycopg 3 sends parameters separately ($1, $2, ...).
 cur.execute("INSERT INTO py_orders VALUES (%s, %s, %s)", (1, "a", Decimal("10.50")))
@@ -107,6 +105,30 @@ signal.alarm(0)
 cur.execute("REFRESH MATERIALIZED VIEW py_totals")
 cur.execute("SELECT total, n FROM py_totals WHERE grp = 'c'")
 check("COPY rows reach the materialized view", cur.fetchall(), [(Decimal("5.00"), 2)])
+
+# Updates and deletes, refreshed incrementally; the view must equal its
+# query run fresh.
+cur.execute("UPDATE py_orders SET amount = amount + %s WHERE grp = %s", (Decimal("1.00"), "a"))
+cur.execute("DELETE FROM py_orders WHERE id = %s", (3,))
+cur.execute("REFRESH MATERIALIZED VIEW py_totals")
+cur.execute(oracle_sql("py_totals", TOTALS_Q))
+check("view equals its query after UPDATE/DELETE and refresh", cur.fetchone()[0], 0)
+cur.execute("SELECT grp, total, n FROM py_totals ORDER BY grp")
+check(
+    "view rows after UPDATE/DELETE",
+    cur.fetchall(),
+    [("a", Decimal("13.75"), 2), ("b", None, 1), ("c", Decimal("5.00"), 2)],
+)
+
+# A savepoint inside a transaction, as psycopg's nested transaction() sends.
+conn.autocommit = False
+with conn.transaction():
+    with conn.transaction():
+        cur.execute("SELECT count(*) FROM py_orders")
+    cur.execute("INSERT INTO py_orders VALUES (20, 'd', 1.00)")
+conn.autocommit = True
+cur.execute("SELECT count(*) FROM py_orders WHERE id = 20")
+check("nested transaction (SAVEPOINT / RELEASE) commits", cur.fetchone()[0], 1)
 
 conn.close()
 done()

@@ -20,6 +20,18 @@ public class JdbcClient {
         System.out.println("ok: " + what);
     }
 
+    static final String SUMS_Q = "SELECT owner, sum(balance) AS total, count(*) AS n FROM j_acct GROUP BY owner";
+
+    /** Rows where the view and its query, run fresh, differ as bags. */
+    static long viewDiff(Connection c, String view, String query) throws SQLException {
+        String sql = "SELECT count(*) FROM ((SELECT * FROM " + view + " EXCEPT ALL (" + query + ")) UNION ALL (("
+                + query + ") EXCEPT ALL SELECT * FROM " + view + ")) AS diff";
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
     static List<String> column(ResultSet rs, String name) throws SQLException {
         List<String> out = new ArrayList<>();
         while (rs.next()) out.add(rs.getString(name));
@@ -36,7 +48,7 @@ public class JdbcClient {
                 s.execute("DROP MATERIALIZED VIEW IF EXISTS j_sums");
                 s.execute("DROP TABLE IF EXISTS j_acct");
                 s.execute("CREATE TABLE j_acct (id integer PRIMARY KEY, owner varchar NOT NULL, balance numeric(12,2), opened date)");
-                s.execute("CREATE MATERIALIZED VIEW j_sums AS SELECT owner, sum(balance) AS total, count(*) AS n FROM j_acct GROUP BY owner");
+                s.execute("CREATE MATERIALIZED VIEW j_sums AS " + SUMS_Q);
             }
             // Batch insert through a PreparedStatement.
             try (PreparedStatement ps = c.prepareStatement("INSERT INTO j_acct VALUES (?, ?, ?, ?)")) {
@@ -83,6 +95,23 @@ public class JdbcClient {
                     while (rs.next()) rows.add(rs.getString(1) + " " + rs.getBigDecimal(2) + " " + rs.getLong(3));
                 }
                 check("materialized view after refresh", rows, List.of("even 13.50 3", "odd 20.50 4"));
+            }
+            // Updates and deletes through prepared statements, refreshed.
+            try (PreparedStatement up = c.prepareStatement("UPDATE j_acct SET balance = balance * ? WHERE owner = ?");
+                 PreparedStatement del = c.prepareStatement("DELETE FROM j_acct WHERE id = ?");
+                 Statement s = c.createStatement()) {
+                up.setBigDecimal(1, new BigDecimal("2"));
+                up.setString(2, "even");
+                check("prepared UPDATE count", up.executeUpdate(), 3);
+                del.setInt(1, 1);
+                check("prepared DELETE count", del.executeUpdate(), 1);
+                s.execute("REFRESH MATERIALIZED VIEW j_sums");
+                check("view equals its query after UPDATE/DELETE and refresh", viewDiff(c, "j_sums", SUMS_Q), 0L);
+                List<String> rows = new ArrayList<>();
+                try (ResultSet rs = s.executeQuery("SELECT owner, total, n FROM j_sums ORDER BY owner")) {
+                    while (rs.next()) rows.add(rs.getString(1) + " " + rs.getBigDecimal(2) + " " + rs.getLong(3));
+                }
+                check("view rows after UPDATE/DELETE", rows, List.of("even 27.00 3", "odd 19.00 3"));
             }
             // DatabaseMetaData.
             check("getTables(TABLE)", column(md.getTables(null, "public", "j_%", new String[] {"TABLE"}), "TABLE_NAME"), List.of("j_acct"));
