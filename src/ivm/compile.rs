@@ -14,10 +14,13 @@ use sqlparser::ast::{
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 
+mod joins;
+
 use super::catalog;
 use super::plan::{
     AggFn, AggKind, Aggregate, Block, Body, Item, ItemFrom, Plan, Rel, Source, SourceKind,
 };
+use super::semi::Exists;
 use super::text::{ident, sanitize};
 use super::{IvmError, Sql};
 
@@ -259,6 +262,10 @@ struct BlockFrom {
     items: Vec<Item>,
     columns: Vec<Vec<String>>,
     filter: Option<String>,
+    /// Semi/anti filters (EXISTS, IN, SEMI/ANTI JOIN).
+    exists: Vec<Exists>,
+    /// (quoted alias, columns) of every relation the select list can see, in FROM order.
+    visible: Vec<(String, Vec<String>)>,
 }
 
 impl<'a> Analyzer<'a> {
@@ -587,9 +594,16 @@ impl<'a> Analyzer<'a> {
             items: Vec::new(),
             columns: Vec::new(),
             filter: None,
+            exists: Vec::new(),
+            visible: Vec::new(),
         };
         let mut preds: Vec<String> = Vec::new();
         for twj in &s.from {
+            if !twj.joins.iter().all(|j| joins::is_inner(&j.join_operator)) {
+                self.chain(twj, scope, &mut out)?;
+                continue;
+            }
+            let first = out.items.len();
             self.factor(&twj.relation, scope, &mut out)?;
             for j in &twj.joins {
                 let constraint = match &j.join_operator {
@@ -620,6 +634,10 @@ impl<'a> Analyzer<'a> {
                 }
                 self.factor(&j.relation, scope, &mut out)?;
             }
+            for i in first..out.items.len() {
+                out.visible
+                    .push((out.items[i].alias.clone(), out.columns[i].clone()));
+            }
         }
         if out.items.len() > MAX_JOIN_INPUTS {
             return full(format!("a join of more than {MAX_JOIN_INPUTS} relations"));
@@ -628,8 +646,7 @@ impl<'a> Analyzer<'a> {
             self.features.insert("inner join");
         }
         if let Some(w) = &s.selection {
-            self.check_expr(w, false)?;
-            preds.push(format!("({w})"));
+            self.where_clause(w, scope, &mut out, &mut preds)?;
         }
         if !preds.is_empty() {
             out.filter = Some(preds.join(" AND "));
@@ -765,9 +782,9 @@ impl<'a> Analyzer<'a> {
                     if !plain_wildcard(opts) {
                         return full("* with EXCLUDE/REPLACE");
                     }
-                    for (it, cols) in from.items.iter().zip(&from.columns) {
+                    for (alias, cols) in &from.visible {
                         for c in cols {
-                            out.push((format!("{}.{}", it.alias, ident(c)), Some(c.clone())));
+                            out.push((format!("{alias}.{}", ident(c)), Some(c.clone())));
                         }
                     }
                 }
@@ -780,18 +797,15 @@ impl<'a> Analyzer<'a> {
                     }
                     let parts = name_parts(n);
                     let want = ident(parts.last().map(String::as_str).unwrap_or(""));
-                    let Some(pos) = from
-                        .items
+                    let Some((alias, cols)) = from
+                        .visible
                         .iter()
-                        .position(|it| it.alias.to_lowercase() == want.to_lowercase())
+                        .find(|(a, _)| a.to_lowercase() == want.to_lowercase())
                     else {
                         return full("a qualified * duckmv cannot resolve");
                     };
-                    for c in &from.columns[pos] {
-                        out.push((
-                            format!("{}.{}", from.items[pos].alias, ident(c)),
-                            Some(c.clone()),
-                        ));
+                    for c in cols {
+                        out.push((format!("{alias}.{}", ident(c)), Some(c.clone())));
                     }
                 }
                 _ => return full("this kind of select item"),
@@ -822,19 +836,20 @@ impl<'a> Analyzer<'a> {
                             None => e.clone(),
                         })
                         .collect();
-                    let items: Vec<String> = from
-                        .items
-                        .iter()
-                        .map(|it| super::plan::item_cur(&self.sources, it))
-                        .collect();
-                    let mut sql = format!(
-                        "DESCRIBE SELECT {} FROM {}",
+                    let probe = Block {
+                        items: from.items.clone(),
+                        select: Vec::new(),
+                        names: Vec::new(),
+                        filter: from.filter.clone(),
+                        exists: from.exists.clone(),
+                    };
+                    let t = super::plan::block_cur_term(&self.sources, &probe);
+                    let sql = format!(
+                        "DESCRIBE SELECT {} FROM {}{}",
                         unaliased.join(", "),
-                        items.join(", ")
+                        t.from,
+                        t.where_sql()
                     );
-                    if let Some(f) = &from.filter {
-                        sql.push_str(&format!(" WHERE {f}"));
-                    }
                     let rows = self.db.query(&sql)?;
                     rows.into_iter()
                         .map(|r| r[0].clone().unwrap_or_default())
@@ -847,6 +862,7 @@ impl<'a> Analyzer<'a> {
             select,
             names,
             filter: from.filter,
+            exists: from.exists,
         })
     }
 
@@ -942,6 +958,7 @@ impl<'a> Analyzer<'a> {
             select,
             names,
             filter: from.filter,
+            exists: from.exists,
         };
         Ok(Aggregate {
             input,
@@ -1296,6 +1313,36 @@ mod tests {
                 "incremental: projection over inner join",
             ),
             (
+                "SELECT t.g, u.w FROM t LEFT JOIN u ON t.k = u.k",
+                2,
+                "incremental: projection over left join",
+            ),
+            (
+                "SELECT u.w, count(*) FROM t RIGHT JOIN u ON t.k = u.k GROUP BY u.w",
+                2,
+                "incremental: aggregate(count) over right join",
+            ),
+            (
+                "SELECT t.k FROM t FULL JOIN u ON t.k = u.k",
+                1,
+                "incremental: projection over full join",
+            ),
+            (
+                "SELECT k FROM t WHERE NOT EXISTS (SELECT 1 FROM u WHERE u.k > t.v) AND g > 1",
+                1,
+                "incremental: projection over NOT EXISTS",
+            ),
+            (
+                "SELECT k FROM t WHERE k NOT IN (SELECT w FROM u)",
+                1,
+                "incremental: projection over NOT IN",
+            ),
+            (
+                "SELECT t.k FROM t SEMI JOIN u ON t.k = u.k",
+                1,
+                "incremental: projection over semi join",
+            ),
+            (
                 "SELECT k FROM t UNION ALL SELECT k FROM u",
                 1,
                 "incremental: projection over UNION ALL",
@@ -1315,8 +1362,12 @@ mod tests {
     #[test]
     fn names_the_construct_it_cannot_maintain() {
         assert_eq!(
-            reason("SELECT t.k FROM t LEFT JOIN u ON t.k = u.k", 1).as_deref(),
-            Some("LEFT JOIN")
+            reason(
+                "SELECT t.k FROM t JOIN u ON t.k = u.k FULL JOIN t AS x ON x.k = t.k",
+                1
+            )
+            .as_deref(),
+            Some("a FULL JOIN after other joins")
         );
         assert_eq!(
             reason("SELECT k FROM t ORDER BY k", 1).as_deref(),
@@ -1339,7 +1390,7 @@ mod tests {
             Some("count(DISTINCT ...) or count() with several arguments")
         );
         assert_eq!(
-            reason("SELECT k FROM t WHERE k IN (SELECT k FROM u)", 1).as_deref(),
+            reason("SELECT k FROM t WHERE k IN (SELECT k FROM u) OR k = 1", 1).as_deref(),
             Some("a subquery in an expression")
         );
         assert_eq!(
@@ -1357,10 +1408,13 @@ mod tests {
             Some("WITH RECURSIVE")
         );
         // Full plans still record the tables they read, for DROP TABLE protection.
-        let c = compiled("SELECT t.k FROM t LEFT JOIN u ON t.k = u.k", 1);
+        let c = compiled(
+            "SELECT t.k FROM t, u WHERE t.k = u.k OR EXISTS (SELECT 1 FROM u)",
+            1,
+        );
         let names: Vec<&str> = c.plan.sources.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["t", "u"]);
-        assert!(c.plan.strategy.starts_with("full: LEFT JOIN"));
+        assert!(c.plan.strategy.starts_with("full: a subquery"));
     }
 
     #[test]

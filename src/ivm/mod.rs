@@ -15,8 +15,11 @@ mod compile;
 mod error;
 mod hot;
 mod mode;
+mod outer;
 pub mod plan;
 mod refresh;
+mod semi;
+mod term;
 mod text;
 mod view_cache;
 

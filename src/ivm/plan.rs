@@ -4,6 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::outer::Tree;
+use super::semi::{self, Exists};
+use super::term::{self, Term};
 use super::text::{ident, null_safe_eq};
 
 /// Everything a refresh needs, decided at CREATE.
@@ -62,14 +65,17 @@ pub enum Rel {
     Union(Vec<Rel>),
 }
 
-/// `SELECT select[i] AS names[i] FROM items WHERE filter` with only inner/cross joins (their ON
-/// predicates are part of `filter`).
+/// `SELECT select[i] AS names[i] FROM items WHERE filter AND exists…`. Items are comma-joined
+/// (inner join ON predicates are part of `filter`); outer joins live inside `ItemFrom::Tree`
+/// items, semi/anti joins in `exists`.
 #[derive(Serialize, Deserialize, Debug, Clone)]
 pub struct Block {
     pub items: Vec<Item>,
     pub select: Vec<String>,
     pub names: Vec<String>,
     pub filter: Option<String>,
+    #[serde(default)]
+    pub exists: Vec<Exists>,
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone)]
@@ -83,6 +89,8 @@ pub struct Item {
 pub enum ItemFrom {
     Source(usize),
     Sub(Box<Rel>),
+    /// A join chain with outer joins; its leaves keep their own aliases.
+    Tree(Box<Tree>),
 }
 
 /// GROUP BY (or ungrouped) aggregation over a block whose select list is the group keys
@@ -154,36 +162,40 @@ pub fn positional(n: usize) -> Vec<String> {
 // Relations: current state and delta
 
 pub fn item_cur(sources: &[Source], item: &Item) -> String {
-    match &item.from {
-        ItemFrom::Source(i) => format!("{} AS {}", sources[*i].relation, item.alias),
-        ItemFrom::Sub(rel) => format!("({}) AS {}", rel_cur(sources, rel), item.alias),
-    }
+    term::item_cur(sources, item)
 }
 
-fn block_sql(b: &Block, from: &[String], mult: Option<&str>) -> String {
+/// The FROM/WHERE of a block over current data.
+pub fn block_cur_term(sources: &[Source], b: &Block) -> Term {
+    let mut t = Term::cur(term::items_cur(sources, &b.items));
+    t.conds.extend(b.filter.iter().cloned());
+    t.conds
+        .extend(b.exists.iter().map(|e| semi::cond_cur(sources, e)));
+    t
+}
+
+fn block_sql(b: &Block, t: &Term, mult: bool) -> String {
     let mut cols: Vec<String> = b
         .select
         .iter()
         .zip(&b.names)
         .map(|(e, n)| format!("{e} AS {}", ident(n)))
         .collect();
-    if let Some(m) = mult {
-        cols.push(format!("{m} AS _mv_mult"));
+    if mult {
+        cols.push(format!("{} AS _mv_mult", t.mult_sql()));
     }
-    let mut sql = format!("SELECT {} FROM {}", cols.join(", "), from.join(", "));
-    if let Some(f) = &b.filter {
-        sql.push_str(&format!(" WHERE {f}"));
-    }
-    sql
+    format!(
+        "SELECT {} FROM {}{}",
+        cols.join(", "),
+        t.from,
+        t.where_sql()
+    )
 }
 
 /// The relation's current rows.
 pub fn rel_cur(sources: &[Source], rel: &Rel) -> String {
     match rel {
-        Rel::Block(b) => {
-            let from: Vec<String> = b.items.iter().map(|it| item_cur(sources, it)).collect();
-            block_sql(b, &from, None)
-        }
+        Rel::Block(b) => block_sql(b, &block_cur_term(sources, b), false),
         Rel::Union(parts) => parts
             .iter()
             .map(|p| format!("({})", rel_cur(sources, p)))
@@ -198,53 +210,15 @@ pub fn rel_cur(sources: &[Source], rel: &Rel) -> String {
 pub fn rel_delta(sources: &[Source], rel: &Rel, changed: &[bool]) -> Option<String> {
     match rel {
         Rel::Block(b) => {
-            let deltas: Vec<Option<String>> = b
-                .items
-                .iter()
-                .map(|it| match &it.from {
-                    ItemFrom::Source(i) => {
-                        let d = sources[*i].delta.as_ref()?;
-                        changed[*i].then(|| format!("{d} AS {}", it.alias))
-                    }
-                    ItemFrom::Sub(r) => {
-                        rel_delta(sources, r, changed).map(|s| format!("({s}) AS {}", it.alias))
-                    }
-                })
-                .collect();
-            let cur: Vec<String> = b.items.iter().map(|it| item_cur(sources, it)).collect();
-            let n = b.items.len();
-            let mut terms = Vec::new();
-            for mask in 1u32..(1u32 << n) {
-                if (0..n).any(|i| mask & (1 << i) != 0 && deltas[i].is_none()) {
-                    continue;
-                }
-                let from: Vec<String> = (0..n)
-                    .map(|i| {
-                        if mask & (1 << i) != 0 {
-                            deltas[i].clone().unwrap()
-                        } else {
-                            cur[i].clone()
-                        }
-                    })
-                    .collect();
-                let sign = if mask.count_ones() % 2 == 1 {
-                    "1"
-                } else {
-                    "-1"
-                };
-                let mut mult = format!("CAST({sign} AS BIGINT)");
-                for i in (0..n).filter(|i| mask & (1 << i) != 0) {
-                    mult.push_str(&format!(" * {}._mv_mult", b.items[i].alias));
-                }
-                terms.push(block_sql(b, &from, Some(&mult)));
-            }
+            let terms =
+                semi::block_terms(sources, &b.items, b.filter.as_deref(), &b.exists, changed);
             if terms.is_empty() {
                 None
             } else {
                 Some(
                     terms
-                        .into_iter()
-                        .map(|t| format!("({t})"))
+                        .iter()
+                        .map(|t| format!("({})", block_sql(b, t, true)))
                         .collect::<Vec<_>>()
                         .join(" UNION ALL "),
                 )
@@ -370,15 +344,7 @@ pub fn agg_state_sql(plan: &Plan, a: &Aggregate, only_recompute: bool) -> String
             AggKind::Max => cols.push(format!("MAX({arg}) AS m_{i}")),
         }
     }
-    let input = {
-        let from: Vec<String> = a
-            .input
-            .items
-            .iter()
-            .map(|it| item_cur(&plan.sources, it))
-            .collect();
-        block_sql(&a.input, &from, None)
-    };
+    let input = rel_cur(&plan.sources, &Rel::Block(a.input.clone()));
     let filter = if only_recompute {
         format!(
             " WHERE EXISTS (SELECT 1 FROM {w} AS _mv_w WHERE _mv_w._mv_rc AND {on})",
@@ -400,7 +366,9 @@ pub fn agg_state_sql(plan: &Plan, a: &Aggregate, only_recompute: bool) -> String
 pub fn agg_delta_sql(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Option<String> {
     let d = rel_delta(&plan.sources, &Rel::Block(a.input.clone()), changed)?;
     let mut cols: Vec<String> = group_cols(a).iter().map(|g| format!("_mv_d.{g}")).collect();
-    cols.push("CAST(SUM(_mv_d._mv_mult) AS BIGINT) AS _mv_count".to_string());
+    // COALESCE: an ungrouped aggregate over a change that no row survives still yields one row,
+    // whose sums must add nothing.
+    cols.push("CAST(COALESCE(SUM(_mv_d._mv_mult), 0) AS BIGINT) AS _mv_count".to_string());
     for f in &a.aggs {
         let i = f.slot;
         let arg = f
@@ -409,7 +377,7 @@ pub fn agg_delta_sql(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Option<Str
             .map(|x| format!("_mv_d.{x}"))
             .unwrap_or_default();
         let nonnull = format!(
-            "CAST(SUM(CASE WHEN {arg} IS NULL THEN 0 ELSE _mv_d._mv_mult END) AS BIGINT) AS n_{i}"
+            "CAST(COALESCE(SUM(CASE WHEN {arg} IS NULL THEN 0 ELSE _mv_d._mv_mult END), 0) AS BIGINT) AS n_{i}"
         );
         match f.kind {
             AggKind::CountStar => {}
@@ -684,6 +652,7 @@ mod tests {
             select: vec!["a.k".into()],
             names: vec!["c1".into()],
             filter: Some("(a.k = b.k)".into()),
+            exists: Vec::new(),
         })
     }
 
@@ -717,6 +686,7 @@ mod tests {
                 select: vec!["k".into()],
                 names: vec!["c1".into()],
                 filter: None,
+                exists: Vec::new(),
             })
         };
         let u = Rel::Union(vec![branch(0), branch(1)]);

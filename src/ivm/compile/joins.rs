@@ -1,0 +1,321 @@
+//! The compiler's part for outer joins and semi/anti joins: join chains with LEFT/RIGHT/FULL
+//! joins become one `ItemFrom::Tree` item; `SEMI JOIN`/`ANTI JOIN`, `[NOT] EXISTS` and
+//! `[NOT] IN (subquery)` conjuncts of WHERE become existence filters of the block.
+
+use sqlparser::ast::{
+    BinaryOperator, Expr, Ident, InTarget, JoinConstraint, JoinOperator, Query, SelectItem,
+    SetExpr, TableWithJoins, UnaryOperator, VisitMut, VisitorMut,
+};
+use std::ops::ControlFlow;
+
+use super::super::outer::{Kind, Tree};
+use super::super::semi::Exists;
+use super::{full, Analyzer, BlockFrom, Item, ItemFrom, Scope, R};
+
+/// Joins the existing flat path handles (their ON predicates join the block's filter).
+pub(super) fn is_inner(op: &JoinOperator) -> bool {
+    matches!(
+        op,
+        JoinOperator::Join(_) | JoinOperator::Inner(_) | JoinOperator::CrossJoin(_)
+    )
+}
+
+fn constraint(op: &JoinOperator) -> Option<&JoinConstraint> {
+    match op {
+        JoinOperator::Join(c)
+        | JoinOperator::Inner(c)
+        | JoinOperator::CrossJoin(c)
+        | JoinOperator::Left(c)
+        | JoinOperator::LeftOuter(c)
+        | JoinOperator::Right(c)
+        | JoinOperator::RightOuter(c)
+        | JoinOperator::FullOuter(c)
+        | JoinOperator::Semi(c)
+        | JoinOperator::LeftSemi(c)
+        | JoinOperator::Anti(c)
+        | JoinOperator::LeftAnti(c) => Some(c),
+        _ => None,
+    }
+}
+
+impl Analyzer<'_> {
+    /// One table and the items it reads, as a leaf (with its visible columns).
+    fn leaf(&mut self, f: &sqlparser::ast::TableFactor, scope: &Scope) -> R<(Item, Vec<String>)> {
+        let mut tmp = BlockFrom {
+            items: Vec::new(),
+            columns: Vec::new(),
+            filter: None,
+            exists: Vec::new(),
+            visible: Vec::new(),
+        };
+        self.factor(f, scope, &mut tmp)?;
+        let item = tmp.items.pop().expect("factor adds one item");
+        let cols = tmp.columns.pop().unwrap_or_default();
+        Ok((item, cols))
+    }
+
+    /// A left-deep join chain containing outer or semi/anti joins.
+    pub(super) fn chain(
+        &mut self,
+        twj: &TableWithJoins,
+        scope: &Scope,
+        out: &mut BlockFrom,
+    ) -> R<()> {
+        let (first, cols) = self.leaf(&twj.relation, scope)?;
+        let mut visible = vec![(first.alias.clone(), cols)];
+        let mut tree = Tree::Leaf(first);
+        let mut filtered = false;
+        for j in &twj.joins {
+            let on = match constraint(&j.join_operator) {
+                Some(JoinConstraint::On(e)) => {
+                    self.check_expr(e, false)?;
+                    format!("({e})")
+                }
+                Some(JoinConstraint::None) => "TRUE".to_string(),
+                Some(JoinConstraint::Natural) => return full("NATURAL JOIN"),
+                Some(_) => return full("JOIN ... USING"),
+                None => return full("this kind of join"),
+            };
+            let semi = match &j.join_operator {
+                JoinOperator::Semi(_) | JoinOperator::LeftSemi(_) => Some(false),
+                JoinOperator::Anti(_) | JoinOperator::LeftAnti(_) => Some(true),
+                _ => None,
+            };
+            if let Some(anti) = semi {
+                // A filter on the rows to its left: it commutes with the joins that follow as
+                // long as those keep every left row (inner and LEFT joins).
+                let (item, _) = self.leaf(&j.relation, scope)?;
+                out.exists.push(Exists {
+                    items: vec![item],
+                    filter: on,
+                    anti,
+                });
+                self.features
+                    .insert(if anti { "anti join" } else { "semi join" });
+                filtered = true;
+                continue;
+            }
+            let (item, cols) = self.leaf(&j.relation, scope)?;
+            let right = Tree::Leaf(item.clone());
+            let left_is_leaf = matches!(tree, Tree::Leaf(_));
+            let (kind, l, r) = match &j.join_operator {
+                JoinOperator::Join(_) | JoinOperator::Inner(_) | JoinOperator::CrossJoin(_) => {
+                    self.features.insert("inner join");
+                    (Kind::Inner, tree, right)
+                }
+                JoinOperator::Left(_) | JoinOperator::LeftOuter(_) => {
+                    self.features.insert("left join");
+                    (Kind::Left, tree, right)
+                }
+                JoinOperator::Right(_) | JoinOperator::RightOuter(_) => {
+                    if !left_is_leaf || filtered {
+                        return full("a RIGHT JOIN after other joins");
+                    }
+                    self.features.insert("right join");
+                    (Kind::Left, right, tree)
+                }
+                JoinOperator::FullOuter(_) => {
+                    if !left_is_leaf || filtered {
+                        return full("a FULL JOIN after other joins");
+                    }
+                    self.features.insert("full join");
+                    (Kind::Full, tree, right)
+                }
+                _ => return full("this kind of join"),
+            };
+            visible.push((item.alias.clone(), cols));
+            tree = Tree::Join {
+                kind,
+                left: Box::new(l),
+                right: Box::new(r),
+                on,
+            };
+        }
+        let all: Vec<String> = visible.iter().flat_map(|(_, c)| c.clone()).collect();
+        let alias = visible
+            .iter()
+            .map(|(a, _)| a.clone())
+            .collect::<Vec<_>>()
+            .join(",");
+        out.items.push(Item {
+            alias,
+            from: ItemFrom::Tree(Box::new(tree)),
+        });
+        out.columns.push(all);
+        out.visible.extend(visible);
+        Ok(())
+    }
+
+    /// WHERE: top-level conjuncts that are existence tests become filters of the block; the
+    /// rest is the ordinary predicate.
+    pub(super) fn where_clause(
+        &mut self,
+        w: &Expr,
+        scope: &Scope,
+        out: &mut BlockFrom,
+        preds: &mut Vec<String>,
+    ) -> R<()> {
+        let mut conjuncts = Vec::new();
+        split_and(w, &mut conjuncts);
+        for c in conjuncts {
+            match existence(c) {
+                Some((subquery, anti, lhs)) => {
+                    let e = self.exists(subquery, anti, lhs, scope, out)?;
+                    out.exists.push(e);
+                }
+                None => {
+                    self.check_expr(c, false)?;
+                    preds.push(format!("({c})"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The existence filter of `[NOT] EXISTS (q)` or `lhs [NOT] IN (q)`.
+    fn exists(
+        &mut self,
+        q: &Query,
+        anti: bool,
+        lhs: Option<&Expr>,
+        scope: &Scope,
+        outer: &BlockFrom,
+    ) -> R<Exists> {
+        let inner_scope = self.query_scope(q, scope)?;
+        let SetExpr::Select(s) = q.body.as_ref() else {
+            return full("a set operation inside EXISTS/IN");
+        };
+        self.check_select(s)?;
+        if self.is_aggregate(s) {
+            return full("an aggregate inside EXISTS/IN");
+        }
+        let from = self.from(s, &inner_scope)?;
+        if !from.exists.is_empty() {
+            return full("a nested EXISTS/IN");
+        }
+        let mut preds: Vec<String> = from.filter.into_iter().collect();
+        if let Some(x) = lhs {
+            let y = match s.projection.as_slice() {
+                [SelectItem::UnnamedExpr(e)] | [SelectItem::ExprWithAlias { expr: e, .. }] => e,
+                _ => return full("IN over a subquery without exactly one column"),
+            };
+            self.check_expr(y, false)?;
+            self.check_expr(x, false)?;
+            let x = qualify(x, outer)?;
+            // In a WHERE conjunct, unknown counts as false: `x IN S` holds iff some y = x;
+            // `x NOT IN S` holds iff no y equals x or is NULL, and x is not NULL (or S is empty).
+            preds.push(if anti {
+                format!("(({x}) = ({y}) OR ({y}) IS NULL OR ({x}) IS NULL)")
+            } else {
+                format!("(({x}) = ({y}))")
+            });
+            self.features.insert(if anti { "NOT IN" } else { "IN" });
+        } else {
+            self.features
+                .insert(if anti { "NOT EXISTS" } else { "EXISTS" });
+        }
+        Ok(Exists {
+            items: from.items,
+            filter: if preds.is_empty() {
+                "TRUE".into()
+            } else {
+                preds.join(" AND ")
+            },
+            anti,
+        })
+    }
+}
+
+fn split_and<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match e {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::And,
+            right,
+        } => {
+            split_and(left, out);
+            split_and(right, out);
+        }
+        Expr::Nested(inner)
+            if matches!(
+                inner.as_ref(),
+                Expr::BinaryOp {
+                    op: BinaryOperator::And,
+                    ..
+                }
+            ) =>
+        {
+            split_and(inner, out)
+        }
+        other => out.push(other),
+    }
+}
+
+/// `(subquery, anti, IN's left operand)` when the conjunct is an existence test.
+fn existence(e: &Expr) -> Option<(&Query, bool, Option<&Expr>)> {
+    match e {
+        Expr::Exists { subquery, negated } => Some((subquery, *negated, None)),
+        Expr::In {
+            expr,
+            target: InTarget::Subquery(subquery),
+            negated,
+            global: false,
+        } => {
+            let SetExpr::Select(_) = subquery.body.as_ref() else {
+                return None;
+            };
+            Some((subquery, *negated, Some(expr)))
+        }
+        Expr::Nested(inner) => existence(inner),
+        Expr::UnaryOp {
+            op: UnaryOperator::Not,
+            expr,
+        } => match existence(expr) {
+            Some((q, anti, None)) => Some((q, !anti, None)),
+            Some((q, anti, Some(x))) => Some((q, !anti, Some(x))),
+            None => None,
+        },
+        _ => None,
+    }
+}
+
+/// Qualifies the bare column names of IN's left operand with the outer alias that has them,
+/// so that moving it inside the subquery cannot capture a right-side column of the same name.
+fn qualify(x: &Expr, outer: &BlockFrom) -> R<String> {
+    struct Q<'a> {
+        outer: &'a BlockFrom,
+        unresolved: bool,
+    }
+    impl VisitorMut for Q<'_> {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            if let Expr::Identifier(i) = e {
+                let owners: Vec<&String> = self
+                    .outer
+                    .visible
+                    .iter()
+                    .filter(|(_, cols)| cols.iter().any(|c| c.eq_ignore_ascii_case(&i.value)))
+                    .map(|(a, _)| a)
+                    .collect();
+                match owners.as_slice() {
+                    [a] => {
+                        let q = format!("{a}.{}", super::ident(&i.value));
+                        *e = Expr::Identifier(Ident::new(q));
+                    }
+                    _ => self.unresolved = true,
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut x = x.clone();
+    let mut q = Q {
+        outer,
+        unresolved: false,
+    };
+    let _ = VisitMut::visit(&mut x, &mut q);
+    if q.unresolved {
+        return full("an IN operand duckmv cannot resolve");
+    }
+    Ok(x.to_string())
+}

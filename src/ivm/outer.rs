@@ -1,0 +1,219 @@
+//! Join trees with outer joins (`a JOIN b ON p LEFT JOIN c ON q`, RIGHT and FULL joins),
+//! maintained as Z-sets without recomputing any key.
+//!
+//! `P ⟕ O` is split into its inner part `P ⋈ O` (bilinear: the usual delta terms) and its
+//! padded part: every row of P whose match count in O is 0, with NULLs for O. With `t(l)` the
+//! indicator "no match", the padded part changes by
+//!
+//! ```text
+//! ΔP · t_old  +  P_now · (t_now − t_old)
+//! ```
+//!
+//! where `t_old` comes from the match count now minus the net count of matching delta rows of O.
+//! The second term is only evaluated for rows of P that match some changed row of O, so padding
+//! rows appear and vanish exactly when a row's match count crosses zero, and the work follows
+//! the changed rows. FULL JOIN adds the mirror image. The right operand of a LEFT join (and both
+//! operands of a FULL join) is a single table or subquery, as left-deep SQL chains give.
+
+use serde::{Deserialize, Serialize};
+
+use super::plan::{rel_cur, Item, ItemFrom, Source};
+use super::term::{delta_sum_query, fresh, item_cur, item_delta, Term};
+
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub enum Tree {
+    /// A table, view or subquery under its alias.
+    Leaf(Item),
+    Join {
+        kind: Kind,
+        /// For LEFT joins the preserved side (a RIGHT join is stored with its sides swapped).
+        left: Box<Tree>,
+        right: Box<Tree>,
+        on: String,
+    },
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Inner,
+    Left,
+    Full,
+}
+
+/// The tree as it is now: one parenthesized joined table.
+pub fn tree_cur(sources: &[Source], t: &Tree) -> String {
+    match t {
+        Tree::Leaf(item) => item_cur(sources, item),
+        Tree::Join {
+            kind,
+            left,
+            right,
+            on,
+        } => {
+            let k = match kind {
+                Kind::Inner => "INNER",
+                Kind::Left => "LEFT",
+                Kind::Full => "FULL",
+            };
+            format!(
+                "({} {k} JOIN {} ON {on})",
+                tree_cur(sources, left),
+                tree_cur(sources, right)
+            )
+        }
+    }
+}
+
+/// The tree with every input empty but typed: joined `ON FALSE` after a preserved side, it
+/// supplies the NULL padding under the user's aliases.
+fn tree_empty(sources: &[Source], t: &Tree) -> String {
+    match t {
+        Tree::Leaf(item) => match &item.from {
+            ItemFrom::Source(i) => format!(
+                "(SELECT * FROM {} LIMIT 0) AS {}",
+                sources[*i].relation, item.alias
+            ),
+            ItemFrom::Sub(rel) => format!(
+                "(SELECT * FROM ({}) AS _mv_e LIMIT 0) AS {}",
+                rel_cur(sources, rel),
+                item.alias
+            ),
+            ItemFrom::Tree(t) => tree_empty(sources, t),
+        },
+        Tree::Join { left, right, .. } => format!(
+            "({} CROSS JOIN {})",
+            tree_empty(sources, left),
+            tree_empty(sources, right)
+        ),
+    }
+}
+
+/// The tree's change as terms.
+pub fn tree_delta(sources: &[Source], t: &Tree, changed: &[bool]) -> Vec<Term> {
+    match t {
+        Tree::Leaf(item) => item_delta(sources, item, changed),
+        Tree::Join {
+            kind,
+            left,
+            right,
+            on,
+        } => {
+            let mut out = inner_part(sources, left, right, on, changed);
+            match kind {
+                Kind::Inner => {}
+                Kind::Left => out.extend(padded_part(sources, left, right, on, changed)),
+                Kind::Full => {
+                    out.extend(padded_part(sources, left, right, on, changed));
+                    out.extend(padded_part(sources, right, left, on, changed));
+                }
+            }
+            out
+        }
+    }
+}
+
+/// Δ(P ⋈ O) = ΔP ⋈ O + P ⋈ ΔO − ΔP ⋈ ΔO over the post-change states. The operands' conditions
+/// float up to the term: they only restrict rows of their own side.
+fn inner_part(sources: &[Source], p: &Tree, o: &Tree, on: &str, changed: &[bool]) -> Vec<Term> {
+    let dp = tree_delta(sources, p, changed);
+    let dq = tree_delta(sources, o, changed);
+    let (pc, oc) = (tree_cur(sources, p), tree_cur(sources, o));
+    let mut out = Vec::new();
+    for a in &dp {
+        out.push(Term {
+            from: format!("({} INNER JOIN {oc} ON {on})", a.from),
+            conds: a.conds.clone(),
+            mult: a.mult.clone(),
+        });
+    }
+    for b in &dq {
+        out.push(Term {
+            from: format!("({pc} INNER JOIN {} ON {on})", b.from),
+            conds: b.conds.clone(),
+            mult: b.mult.clone(),
+        });
+    }
+    for a in &dp {
+        for b in &dq {
+            let mut conds = a.conds.clone();
+            conds.extend(b.conds.iter().cloned());
+            let mut mult = vec!["-1".to_string()];
+            mult.extend(a.mult.iter().cloned());
+            mult.extend(b.mult.iter().cloned());
+            out.push(Term {
+                from: format!("({} INNER JOIN {} ON {on})", a.from, b.from),
+                conds,
+                mult,
+            });
+        }
+    }
+    out
+}
+
+/// The change of "rows of `p` without a match in `o`, padded with NULLs for `o`".
+fn padded_part(sources: &[Source], p: &Tree, o: &Tree, on: &str, changed: &[bool]) -> Vec<Term> {
+    let dp = tree_delta(sources, p, changed);
+    let dq = tree_delta(sources, o, changed);
+    let (pc, oc, oe) = (
+        tree_cur(sources, p),
+        tree_cur(sources, o),
+        tree_empty(sources, o),
+    );
+    let count_now = format!("SELECT count(*) AS n FROM {oc} WHERE {on}");
+    let mut out = Vec::new();
+    // ΔP · t_old: changed rows of p that had no match before the change.
+    let unmatched_before = if dq.is_empty() {
+        format!("(NOT EXISTS (SELECT 1 FROM {oc} WHERE {on}))")
+    } else {
+        format!("(({count_now}) = ({}))", delta_sum_query(&dq, on, "d"))
+    };
+    for a in &dp {
+        let mut conds = a.conds.clone();
+        conds.push(unmatched_before.clone());
+        out.push(Term {
+            from: format!("({} LEFT JOIN {oe} ON FALSE)", a.from),
+            conds,
+            mult: a.mult.clone(),
+        });
+    }
+    if dq.is_empty() {
+        return out;
+    }
+    // P_now · (t_now − t_old): only rows matching a changed row of o can cross zero; a single
+    // delta term lets a semi join pick them before any count is taken.
+    let k = fresh(&format!("{pc}|{oc}|{on}"));
+    let (n, d) = (format!("_mv_n{k}"), format!("_mv_d{k}"));
+    let mut conds = Vec::new();
+    let candidates = match dq.as_slice() {
+        [b] if b.conds.is_empty() => format!("({pc} SEMI JOIN {} ON {on})", b.from),
+        _ => {
+            let any: Vec<String> = dq
+                .iter()
+                .map(|b| {
+                    let mut c = b.conds.clone();
+                    c.push(format!("({on})"));
+                    format!(
+                        "EXISTS (SELECT 1 FROM {} WHERE {})",
+                        b.from,
+                        c.join(" AND ")
+                    )
+                })
+                .collect();
+            conds.push(format!("({})", any.join(" OR ")));
+            pc
+        }
+    };
+    conds.push(format!(
+        "(CASE WHEN {n}.n = 0 THEN {d}.d <> 0 ELSE {n}.n = {d}.d END)"
+    ));
+    out.push(Term {
+        from: format!(
+            "(({candidates} CROSS JOIN LATERAL ({count_now}) AS {n} CROSS JOIN LATERAL ({}) AS {d}) \
+             LEFT JOIN {oe} ON FALSE)",
+            delta_sum_query(&dq, on, "d")
+        ),
+        conds,
+        mult: vec![format!("CASE WHEN {n}.n = 0 THEN 1 ELSE -1 END")],
+    });
+    out
+}

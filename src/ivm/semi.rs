@@ -1,0 +1,180 @@
+//! Semi and anti joins: `WHERE [NOT] EXISTS (…)`, `x [NOT] IN (SELECT …)`, DuckDB's `SEMI JOIN`
+//! / `ANTI JOIN`. Each is a filter on the block's rows whose truth depends on another relation:
+//! a row passes when its match count there is > 0 (semi) or = 0 (anti). With `t` the product of
+//! a row's filters, the block's output changes by
+//!
+//! ```text
+//! ΔL · t_old  +  L_now · (t_now − t_old)
+//! ```
+//!
+//! (L the block without these filters). `t_old` is computed from the match count now minus the
+//! net count of matching delta rows, so left and right changes in one batch are counted once;
+//! the second term only visits rows of L that match a changed right row. Duplicated left rows
+//! stay duplicated: every term works row by row.
+
+use serde::{Deserialize, Serialize};
+
+use super::plan::{Item, ItemFrom, Source};
+use super::term::{delta_sum_query, fresh, items_cur, items_delta, Term};
+
+/// One existence filter: `[NOT] EXISTS (SELECT 1 FROM items WHERE filter)`, the filter holding
+/// the correlation to the outer row and the right side's own predicates.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub struct Exists {
+    pub items: Vec<Item>,
+    pub filter: String,
+    pub anti: bool,
+}
+
+/// The filter as SQL over current data.
+pub fn cond_cur(sources: &[Source], e: &Exists) -> String {
+    format!(
+        "({}EXISTS (SELECT 1 FROM {} WHERE {}))",
+        if e.anti { "NOT " } else { "" },
+        items_cur(sources, &e.items),
+        e.filter
+    )
+}
+
+fn holds(e: &Exists, count: &str) -> String {
+    if e.anti {
+        format!("({count}) = 0")
+    } else {
+        format!("({count}) > 0")
+    }
+}
+
+/// The change of `σ_{filter ∧ exists…}(items)`.
+pub fn block_terms(
+    sources: &[Source],
+    items: &[Item],
+    filter: Option<&str>,
+    exists: &[Exists],
+    changed: &[bool],
+) -> Vec<Term> {
+    let mut base = items_delta(sources, items, changed);
+    if let Some(f) = filter {
+        for t in &mut base {
+            t.conds.push(f.to_string());
+        }
+    }
+    if exists.is_empty() {
+        return base;
+    }
+    let right: Vec<Vec<Term>> = exists
+        .iter()
+        .map(|e| items_delta(sources, &e.items, changed))
+        .collect();
+    let count_now = |e: &Exists| {
+        format!(
+            "SELECT count(*) AS n FROM {} WHERE {}",
+            items_cur(sources, &e.items),
+            e.filter
+        )
+    };
+    // ΔL · t_old.
+    let old: Vec<String> = exists
+        .iter()
+        .zip(&right)
+        .map(|(e, d)| {
+            if d.is_empty() {
+                cond_cur(sources, e)
+            } else {
+                format!(
+                    "({})",
+                    holds(
+                        e,
+                        &format!(
+                            "({}) - ({})",
+                            count_now(e),
+                            delta_sum_query(d, &e.filter, "d")
+                        )
+                    )
+                )
+            }
+        })
+        .collect();
+    let mut out: Vec<Term> = base
+        .into_iter()
+        .map(|mut t| {
+            t.conds.extend(old.iter().cloned());
+            t
+        })
+        .collect();
+    // L_now · (t_now − t_old), over rows matching some changed right row.
+    let moved: Vec<usize> = (0..exists.len())
+        .filter(|i| !right[*i].is_empty())
+        .collect();
+    if moved.is_empty() {
+        return out;
+    }
+    let mut conds: Vec<String> = filter.map(|f| vec![f.to_string()]).unwrap_or_default();
+    for (i, e) in exists.iter().enumerate() {
+        if right[i].is_empty() {
+            conds.push(cond_cur(sources, e));
+        }
+    }
+    let mut from = items_cur(sources, items);
+    match (moved.as_slice(), items) {
+        // One left table, one changed filter: the candidates are picked before the counts are
+        // taken (inside a subquery, so the filter's names resolve as the user wrote them).
+        ([i], [it]) if !matches!(it.from, ItemFrom::Tree(_)) => {
+            let any: Vec<String> = right[*i]
+                .iter()
+                .map(|d| {
+                    let mut c = d.conds.clone();
+                    c.push(exists[*i].filter.clone());
+                    format!(
+                        "EXISTS (SELECT 1 FROM {} WHERE {})",
+                        d.from,
+                        c.join(" AND ")
+                    )
+                })
+                .collect();
+            from = format!(
+                "(SELECT * FROM {from} WHERE {}) AS {}",
+                any.join(" OR "),
+                it.alias
+            );
+        }
+        _ => {
+            let any: Vec<String> = moved
+                .iter()
+                .flat_map(|i| {
+                    right[*i].iter().map(|d| {
+                        let mut c = d.conds.clone();
+                        c.push(exists[*i].filter.clone());
+                        format!(
+                            "EXISTS (SELECT 1 FROM {} WHERE {})",
+                            d.from,
+                            c.join(" AND ")
+                        )
+                    })
+                })
+                .collect();
+            conds.push(format!("({})", any.join(" OR ")));
+        }
+    }
+    let mut now = Vec::new();
+    let mut before = Vec::new();
+    for i in &moved {
+        let e = &exists[*i];
+        let k = fresh(&format!("{i}|{}|{}", e.filter, from));
+        let (n, d) = (format!("_mv_n{k}"), format!("_mv_d{k}"));
+        from.push_str(&format!(
+            ", LATERAL ({}) AS {n}, LATERAL ({}) AS {d}",
+            count_now(e),
+            delta_sum_query(&right[*i], &e.filter, "d")
+        ));
+        now.push(holds(e, &format!("{n}.n")));
+        before.push(holds(e, &format!("{n}.n - {d}.d")));
+    }
+    let (now, before) = (now.join(" AND "), before.join(" AND "));
+    conds.push(format!("(({now}) <> ({before}))"));
+    out.push(Term {
+        from,
+        conds,
+        mult: vec![format!("CASE WHEN {now} THEN 1 ELSE -1 END")],
+    });
+    out
+}

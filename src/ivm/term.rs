@@ -1,0 +1,198 @@
+//! Terms of a delta query. A term is one SELECT's FROM clause, its extra conditions and its
+//! multiplicity as a product of factors; a relation's change is a UNION ALL of terms. Keeping the
+//! user's aliases visible in every term lets the user's select list, WHERE and ON predicates be
+//! reused unchanged over delta tables, outer-join padding and semi-join transitions alike.
+
+use super::outer;
+use super::plan::{rel_cur, rel_delta, Item, ItemFrom, Source};
+
+#[derive(Debug, Clone, Default)]
+pub struct Term {
+    /// A FROM clause (possibly a comma list at block level; a single joined table inside trees).
+    pub from: String,
+    /// Conditions the term's rows must meet, each parenthesized.
+    pub conds: Vec<String>,
+    /// Factors of the row's multiplicity (empty: 1).
+    pub mult: Vec<String>,
+}
+
+impl Term {
+    pub fn cur(from: String) -> Term {
+        Term {
+            from,
+            conds: Vec::new(),
+            mult: Vec::new(),
+        }
+    }
+
+    /// `CAST(f1 AS BIGINT) * f2 * ...`: the first factor fixes the type, so sums never overflow
+    /// the narrower types of user columns.
+    pub fn mult_sql(&self) -> String {
+        let mut factors = self.mult.iter().map(|f| {
+            if f.contains(' ') {
+                format!("({f})")
+            } else {
+                f.clone()
+            }
+        });
+        match factors.next() {
+            None => "CAST(1 AS BIGINT)".to_string(),
+            Some(first) => {
+                let mut s = format!("CAST({first} AS BIGINT)");
+                for f in factors {
+                    s.push_str(&format!(" * {f}"));
+                }
+                s
+            }
+        }
+    }
+
+    /// ` WHERE c1 AND c2` or nothing.
+    pub fn where_sql(&self) -> String {
+        if self.conds.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE {}", self.conds.join(" AND "))
+        }
+    }
+}
+
+/// A number for internal aliases (`_mv_n7`), derived from the text it names so that the same
+/// view renders the same SQL every time (the server keeps refresh statements prepared).
+pub fn fresh(seed: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    seed.hash(&mut h);
+    h.finish() % 1_000_000_007
+}
+
+/// A FROM item as it is now.
+pub fn item_cur(sources: &[Source], item: &Item) -> String {
+    match &item.from {
+        ItemFrom::Source(i) => format!("{} AS {}", sources[*i].relation, item.alias),
+        ItemFrom::Sub(rel) => format!("({}) AS {}", rel_cur(sources, rel), item.alias),
+        ItemFrom::Tree(t) => outer::tree_cur(sources, t),
+    }
+}
+
+/// A FROM item's change as terms (empty when nothing it reads changed).
+pub fn item_delta(sources: &[Source], item: &Item, changed: &[bool]) -> Vec<Term> {
+    match &item.from {
+        ItemFrom::Source(i) => match (&sources[*i].delta, changed[*i]) {
+            (Some(d), true) => vec![Term {
+                from: format!("{d} AS {}", item.alias),
+                conds: Vec::new(),
+                mult: vec![format!("{}._mv_mult", item.alias)],
+            }],
+            _ => Vec::new(),
+        },
+        ItemFrom::Sub(r) => match rel_delta(sources, r, changed) {
+            Some(d) => vec![Term {
+                from: format!("({d}) AS {}", item.alias),
+                conds: Vec::new(),
+                mult: vec![format!("{}._mv_mult", item.alias)],
+            }],
+            None => Vec::new(),
+        },
+        ItemFrom::Tree(t) => outer::tree_delta(sources, t, changed),
+    }
+}
+
+/// The items as they are now, comma-joined.
+pub fn items_cur(sources: &[Source], items: &[Item]) -> String {
+    items
+        .iter()
+        .map(|it| item_cur(sources, it))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The change of the (inner, comma-joined) product of items: inclusion–exclusion over the
+/// post-change states, one term per non-empty subset of changed items and per combination of
+/// their delta terms, sign (−1)^(|S|−1) as the first factor.
+pub fn items_delta(sources: &[Source], items: &[Item], changed: &[bool]) -> Vec<Term> {
+    let deltas: Vec<Vec<Term>> = items
+        .iter()
+        .map(|it| item_delta(sources, it, changed))
+        .collect();
+    let cur: Vec<String> = items.iter().map(|it| item_cur(sources, it)).collect();
+    let n = items.len();
+    let mut out = Vec::new();
+    for mask in 1u32..(1u32 << n) {
+        if (0..n).any(|i| mask & (1 << i) != 0 && deltas[i].is_empty()) {
+            continue;
+        }
+        let sign = if mask.count_ones() % 2 == 1 {
+            "1"
+        } else {
+            "-1"
+        };
+        let mut partial = vec![Term {
+            from: String::new(),
+            conds: Vec::new(),
+            mult: vec![sign.to_string()],
+        }];
+        for i in 0..n {
+            let choices: Vec<Term> = if mask & (1 << i) != 0 {
+                deltas[i].clone()
+            } else {
+                vec![Term::cur(cur[i].clone())]
+            };
+            let mut next = Vec::new();
+            for p in &partial {
+                for c in &choices {
+                    next.push(join_comma(p, c));
+                }
+            }
+            partial = next;
+        }
+        out.extend(partial);
+    }
+    out
+}
+
+fn join_comma(a: &Term, b: &Term) -> Term {
+    let from = if a.from.is_empty() {
+        b.from.clone()
+    } else {
+        format!("{}, {}", a.from, b.from)
+    };
+    let mut conds = a.conds.clone();
+    conds.extend(b.conds.iter().cloned());
+    let mut mult = a.mult.clone();
+    mult.extend(b.mult.iter().cloned());
+    Term { from, conds, mult }
+}
+
+/// `(SELECT coalesce(sum(m), 0) ...)`-style body: the net multiplicity of the delta terms'
+/// rows that satisfy `pred` (correlated to the enclosing row), as a query yielding one value
+/// named `alias_col`.
+pub fn delta_sum_query(terms: &[Term], pred: &str, col: &str) -> String {
+    if let [t] = terms {
+        let mut conds = t.conds.clone();
+        conds.push(format!("({pred})"));
+        return format!(
+            "SELECT coalesce(sum({}), 0) AS {col} FROM {} WHERE {}",
+            t.mult_sql(),
+            t.from,
+            conds.join(" AND ")
+        );
+    }
+    let parts: Vec<String> = terms
+        .iter()
+        .map(|t| {
+            let mut conds = t.conds.clone();
+            conds.push(format!("({pred})"));
+            format!(
+                "SELECT {} AS _mv_m FROM {} WHERE {}",
+                t.mult_sql(),
+                t.from,
+                conds.join(" AND ")
+            )
+        })
+        .collect();
+    format!(
+        "SELECT coalesce(sum(_mv_m), 0) AS {col} FROM ({}) AS _mv_u",
+        parts.join(" UNION ALL ")
+    )
+}
