@@ -9,6 +9,7 @@ pub mod error;
 pub mod measure;
 pub mod report;
 pub mod run;
+pub mod seed;
 pub mod server;
 pub mod stats;
 pub mod stream;

@@ -13,7 +13,12 @@ use clap::Parser;
 #[tokio::main]
 async fn main() {
     let args = bench::cli::Args::parse();
-    match bench::run::main(args).await {
+    let outcome = if args.seed_joins {
+        bench::seed::main(args).await
+    } else {
+        bench::run::main(args).await
+    };
+    match outcome {
         Ok(true) => {}
         Ok(false) => {
             eprintln!("duckmv-bench: FAILED: at least one view did not pass (see above)");

@@ -175,29 +175,45 @@ fn create_storage(db: &mut dyn Sql, plan: &plan::Plan) -> Result<(), IvmError> {
     match &plan.body {
         plan::Body::Full { query } => {
             let cols = plan::positional(plan.columns.len()).join(", ");
-            db.exec(&format!(
-                "CREATE TABLE {storage} AS SELECT * FROM ({query}) AS _mv_q({cols}) LIMIT 0"
-            ))?;
+            empty_table(
+                db,
+                &storage,
+                &format!("SELECT * FROM ({query}) AS _mv_q({cols})"),
+            )?;
         }
         plan::Body::Bag { .. } => {
-            db.exec(&format!(
-                "CREATE TABLE {storage} AS {} LIMIT 0",
-                refresh::state_sql(plan)
-            ))?;
+            empty_table(db, &storage, &refresh::state_sql(plan))?;
             db.exec(&format!(
                 "CREATE TABLE {work} AS SELECT * FROM {storage} LIMIT 0"
             ))?;
         }
         plan::Body::Aggregate(a) => {
-            db.exec(&format!(
-                "CREATE TABLE {storage} AS {} LIMIT 0",
-                refresh::state_sql(plan)
-            ))?;
+            empty_table(db, &storage, &refresh::state_sql(plan))?;
             if let Some(shape) = plan::agg_work_shape_sql(plan, a) {
                 db.exec(&format!("CREATE TABLE {work} AS {shape}"))?;
             }
         }
     }
+    Ok(())
+}
+
+/// Creates an empty table shaped like `query` with explicit column types. Not `CREATE TABLE AS
+/// … LIMIT 0`: in DuckDB 2.0 a large parallel INSERT into a table created that way in the same
+/// transaction (CREATE MATERIALIZED VIEW populating its storage) commits no rows at all
+/// (reproduced with 833k rows from a join; fine with one thread or explicit columns).
+fn empty_table(db: &mut dyn Sql, name: &str, query: &str) -> Result<(), IvmError> {
+    let cols: Vec<String> = db
+        .query(&format!("DESCRIBE {query}"))?
+        .into_iter()
+        .map(|r| {
+            format!(
+                "{} {}",
+                ident(r[0].as_deref().unwrap_or_default()),
+                r[1].as_deref().unwrap_or_default()
+            )
+        })
+        .collect();
+    db.exec(&format!("CREATE TABLE {name} ({})", cols.join(", ")))?;
     Ok(())
 }
 
