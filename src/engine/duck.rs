@@ -9,6 +9,7 @@
 use std::ffi::{CStr, CString};
 use std::os::raw::c_char;
 use std::ptr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use duckdb::arrow::array::{Array, Int64Array, RecordBatch, StructArray};
@@ -69,6 +70,7 @@ impl Database {
             raw,
             interrupt: Arc::new(Interrupter {
                 raw: Mutex::new(RawConn(raw)),
+                interrupted: AtomicBool::new(false),
             }),
             _db: self.clone(),
         })
@@ -88,14 +90,23 @@ unsafe impl Send for RawConn {}
 /// Interrupts the query running on one connection, from any thread.
 pub struct Interrupter {
     raw: Mutex<RawConn>,
+    /// Set by every interrupt, so a session waiting on a server-side lock
+    /// (not in DuckDB) can notice the cancel too.
+    interrupted: AtomicBool,
 }
 
 impl Interrupter {
     pub fn interrupt(&self) {
+        self.interrupted.store(true, Ordering::SeqCst);
         let raw = self.raw.lock().unwrap();
         if !raw.0.is_null() {
             unsafe { ffi::duckdb_interrupt(raw.0) };
         }
+    }
+
+    /// Whether an interrupt came since the last call; clears it.
+    pub fn take_interrupted(&self) -> bool {
+        self.interrupted.swap(false, Ordering::SeqCst)
     }
 }
 

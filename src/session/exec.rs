@@ -33,6 +33,8 @@ pub struct Statement {
     pub command: Command,
     /// Parameter types the client declared in Parse (0 = unspecified).
     pub client_oids: Vec<u32>,
+    /// Tables it writes (lower-cased names), for the capture lock.
+    writes: Vec<String>,
     params: Vec<DuckType>,
     columns: Vec<Column>,
 }
@@ -46,6 +48,9 @@ impl Statement {
     }
     pub fn is_empty(&self) -> bool {
         matches!(self.kind, StmtKind::Empty)
+    }
+    pub fn writes(&self) -> &[String] {
+        &self.writes
     }
 
     /// Runs as several DuckDB statements that must commit together.
@@ -110,6 +115,18 @@ pub fn needs_transaction(cmd: &Command) -> bool {
     )
 }
 
+/// Lower-cased names of the tables a statement writes.
+pub fn write_targets(text: &str, cmd: &Command) -> Vec<String> {
+    match cmd {
+        Command::Passthrough => sql::write_targets(text),
+        Command::Copy(sql::copy::Copy::From { table, .. }) => vec![table.clone()],
+        _ => Vec::new(),
+    }
+    .into_iter()
+    .map(|n| n.name.to_ascii_lowercase())
+    .collect()
+}
+
 pub fn prepare(
     w: &mut Worker,
     text: &str,
@@ -125,12 +142,14 @@ pub fn prepare(
         kind: StmtKind::Empty,
         command: cmd.clone(),
         client_oids,
+        writes: Vec::new(),
         params: Vec::new(),
         columns: Vec::new(),
     };
     if text.trim().is_empty() {
         return Ok(st);
     }
+    st.writes = write_targets(text, &cmd);
     if !duck {
         if let Command::Show { name } = &cmd {
             let shown = name.rsplit('.').next().unwrap_or(name).replace(' ', "_");
@@ -152,6 +171,7 @@ pub fn prepare(
         st.kind = StmtKind::Rewrite(r);
         return Ok(st);
     }
+    w.note_snapshot();
     if let Some(r) = ivm_bridge::rewrite_for_capture(w, text)? {
         st.kind = StmtKind::Rewrite(r);
         return Ok(st);
@@ -332,6 +352,8 @@ pub fn execute(
     if let PortalState::New = portal.state {
         let stmt = portal.stmt.clone();
         w.savepoints.note(&stmt);
+        w.lock_capture(&stmt.writes)?;
+        w.note_snapshot();
         match &stmt.kind {
             StmtKind::Empty => {
                 out.send(Reply::EmptyQuery);

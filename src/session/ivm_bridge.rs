@@ -92,6 +92,7 @@ pub fn run_command(w: &mut Worker, cmd: &Command, out: &Out) -> Result<String, S
                 .write()
                 .unwrap()
                 .insert(name.name.to_ascii_lowercase());
+            reload_tracked(w);
             let tag = if *with_data {
                 format!("SELECT {}", o.rows)
             } else {
@@ -283,13 +284,28 @@ fn touches_internal_schema(text: &str) -> bool {
 /// Hook after DuckDB ran a statement.
 pub fn after_statement(_w: &mut Worker, _cmd: &Command) {}
 
-/// Re-reads the names of materialized views from the catalog.
+/// Re-reads the names of materialized views and of the tables they read
+/// from the catalog.
 pub fn reload_matviews(w: &mut Worker) {
     use ivm::Sql;
     // Compiled plans may belong to views that were just dropped, renamed or rolled back.
     w.shared.views.clear();
     if let Ok(rows) = ConnSql(&w.conn).query("SELECT name FROM _duckmv.views") {
         w.shared.set_matviews(
+            rows.into_iter()
+                .filter_map(|r| r.into_iter().next().flatten()),
+        );
+    }
+    reload_tracked(w);
+}
+
+/// Adds the tables views read to the set whose writers take the capture lock.
+fn reload_tracked(w: &mut Worker) {
+    use ivm::Sql;
+    if let Ok(rows) =
+        ConnSql(&w.conn).query("SELECT DISTINCT source_name FROM _duckmv.view_sources")
+    {
+        w.shared.add_tracked(
             rows.into_iter()
                 .filter_map(|r| r.into_iter().next().flatten()),
         );

@@ -7,6 +7,7 @@
 //! query in one session does not stall others, and results stream with
 //! back-pressure: the worker waits while the client is slower than DuckDB.
 
+mod capture_lock;
 mod copy;
 mod exec;
 mod hot_sql;

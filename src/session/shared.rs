@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock};
 
+use super::capture_lock::CaptureLock;
 use crate::engine::Database;
 
 pub struct Shared {
@@ -11,6 +12,10 @@ pub struct Shared {
     /// Lower-cased names of materialized views, so writes to them can be
     /// refused (42809) without a catalog query per statement.
     pub matviews: RwLock<HashSet<String>>,
+    /// Lower-cased names of the tables views read: writes to them take
+    /// the capture lock.
+    tracked: RwLock<HashSet<String>>,
+    pub capture_lock: Arc<CaptureLock>,
     /// Compiled materialized views, so a refresh skips the catalog lookup.
     pub views: crate::ivm::ViewCache,
     /// One lock per view: refreshes of the same view run one at a time.
@@ -22,6 +27,8 @@ impl Shared {
         Shared {
             db,
             matviews: RwLock::new(HashSet::new()),
+            tracked: RwLock::new(HashSet::new()),
+            capture_lock: Arc::default(),
             views: Default::default(),
             refresh_locks: Mutex::new(HashMap::new()),
         }
@@ -37,6 +44,25 @@ impl Shared {
     pub fn set_matviews(&self, names: impl IntoIterator<Item = String>) {
         *self.matviews.write().unwrap() =
             names.into_iter().map(|n| n.to_ascii_lowercase()).collect();
+    }
+
+    /// Whether a view reads the table `name` (schema ignored: a false
+    /// positive only takes the capture lock without need).
+    pub fn is_tracked(&self, name: &str) -> bool {
+        self.tracked
+            .read()
+            .unwrap()
+            .contains(&name.to_ascii_lowercase())
+    }
+
+    /// Adds to the tracked names, never removes: a session reloading
+    /// before another's CREATE commits must not untrack that view's tables.
+    /// A stale name only costs writers to it some waiting.
+    pub fn add_tracked(&self, names: impl IntoIterator<Item = String>) {
+        self.tracked
+            .write()
+            .unwrap()
+            .extend(names.into_iter().map(|n| n.to_ascii_lowercase()));
     }
 
     pub fn refresh_lock(&self, view: &str) -> Arc<Mutex<()>> {

@@ -41,6 +41,11 @@ pub struct Worker {
     pub(crate) copy_in: Option<super::copy::CopyIn>,
     watchdog: Option<super::timeout::Watchdog>,
     pub(crate) savepoints: super::savepoint::Savepoints,
+    session_id: u64,
+    /// Held while this transaction has written a table views read.
+    capture: Option<super::capture_lock::CaptureGuard>,
+    /// The capture lock's epoch before this transaction's first statement.
+    snapshot_epoch: Option<u64>,
 }
 
 const ABORTED: &str =
@@ -62,6 +67,9 @@ impl Worker {
             copy_in: None,
             watchdog: None,
             savepoints: Default::default(),
+            session_id: super::capture_lock::next_session_id(),
+            capture: None,
+            snapshot_epoch: None,
         }
     }
 
@@ -121,6 +129,7 @@ impl Worker {
                 out.send(Reply::Error(e));
             }
         }
+        self.release_capture_if_idle();
         out.send(Reply::Ready(self.status()));
     }
 
@@ -135,6 +144,20 @@ impl Worker {
             return r;
         }
         self.check_not_failed()?;
+        // The timeout covers waiting for the capture lock too.
+        self.arm_timeout();
+        let r = self.run_simple_statement(text, cmd, several, out);
+        self.disarm_timeout(r)
+    }
+
+    fn run_simple_statement(
+        &mut self,
+        text: &str,
+        cmd: Command,
+        several: bool,
+        out: &Out,
+    ) -> Result<(), SqlError> {
+        self.lock_capture(&exec::write_targets(text, &cmd))?;
         // Statements of a multi-statement message share one implicit
         // transaction (a new one after an explicit COMMIT, as PostgreSQL
         // does). Writes always run in a transaction of their own: DuckDB can
@@ -147,9 +170,7 @@ impl Worker {
             self.begin_implicit()?;
         }
         let mut portal = Portal::new(Rc::new(stmt), Vec::new(), Vec::new());
-        self.arm_timeout();
-        let r = exec::execute(self, &mut portal, 0, true, out);
-        self.disarm_timeout(r)
+        exec::execute(self, &mut portal, 0, true, out)
     }
 
     // ---- extended query -----------------------------------------------
@@ -168,6 +189,13 @@ impl Worker {
             let cmd = sql::classify(&body).map_err(|e| SqlError::new("42601", e.0))?;
             if self.txn == Txn::Failed && !exec::is_transaction_control(&cmd) {
                 return Err(SqlError::new("25P02", ABORTED));
+            }
+            // Preparing inside a transaction fixes its snapshot: a write to
+            // a tracked table waits for the capture lock before that.
+            if self.txn != Txn::Idle {
+                self.arm_timeout();
+                let r = self.lock_capture(&exec::write_targets(&body, &cmd));
+                self.disarm_timeout(r)?;
             }
             exec::prepare(self, &body, cmd, oids)
         })();
@@ -288,15 +316,20 @@ impl Worker {
                 }
             }
             self.check_not_failed()?;
-            if self.txn == Txn::Idle
-                && matches!(portal.state, PortalState::New)
-                && !portal.stmt.is_empty()
-            {
-                self.begin_implicit()?;
-            }
-            let limit = if max_rows <= 0 { 0 } else { max_rows as u64 };
             self.arm_timeout();
-            let r = exec::execute(self, &mut portal, limit, false, out);
+            let r = (|| {
+                if matches!(portal.state, PortalState::New) {
+                    self.lock_capture(portal.stmt.writes())?;
+                }
+                if self.txn == Txn::Idle
+                    && matches!(portal.state, PortalState::New)
+                    && !portal.stmt.is_empty()
+                {
+                    self.begin_implicit()?;
+                }
+                let limit = if max_rows <= 0 { 0 } else { max_rows as u64 };
+                exec::execute(self, &mut portal, limit, false, out)
+            })();
             self.disarm_timeout(r)
         })();
         let keep = matches!(portal.state, PortalState::Streaming(_) | PortalState::Done);
@@ -316,6 +349,7 @@ impl Worker {
                 out.send(Reply::Error(e));
             }
         }
+        self.release_capture_if_idle();
         out.send(Reply::Ready(self.status()));
     }
 
@@ -363,6 +397,48 @@ impl Worker {
                 let _ = self.conn.exec("ROLLBACK");
             }
             Txn::Failed => {}
+        }
+        self.release_capture_if_idle();
+    }
+
+    /// Takes the capture lock before a statement writes `targets`, when a
+    /// view reads one of them (see capture_lock.rs for why). Called before
+    /// the statement touches DuckDB where possible, so that the snapshot of
+    /// a new transaction is taken after the previous writer committed.
+    pub(crate) fn lock_capture(&mut self, targets: &[String]) -> Result<(), SqlError> {
+        if self.capture.is_some() || !targets.iter().any(|t| self.shared.is_tracked(t)) {
+            return Ok(());
+        }
+        let int = self.conn.interrupter();
+        let _ = int.take_interrupted(); // a cancel of an earlier statement
+        let snapshot = if self.txn == Txn::Idle {
+            None
+        } else {
+            self.snapshot_epoch
+        };
+        let guard = super::capture_lock::acquire(
+            &self.shared.capture_lock,
+            self.session_id,
+            snapshot,
+            &int,
+        )?;
+        self.capture = Some(guard);
+        Ok(())
+    }
+
+    /// Called before a statement reaches DuckDB: the first one of a
+    /// transaction fixes its snapshot.
+    pub(crate) fn note_snapshot(&mut self) {
+        if self.txn != Txn::Idle && self.snapshot_epoch.is_none() {
+            self.snapshot_epoch = Some(self.shared.capture_lock.epoch());
+        }
+    }
+
+    /// Frees the capture lock once no transaction is open.
+    fn release_capture_if_idle(&mut self) {
+        if self.txn == Txn::Idle {
+            self.capture = None;
+            self.snapshot_epoch = None;
         }
     }
 
@@ -479,6 +555,7 @@ impl Worker {
             }
             _ => return None,
         };
+        self.release_capture_if_idle();
         Some(
             r.map(|tag| {
                 out.send(Reply::Complete(tag.to_string()));

@@ -1,0 +1,155 @@
+//! One lock for writes to tables that materialized views read, held from
+//! the first such write to the end of the writing transaction.
+//!
+//! Why: DuckDB 2.0 keeps part of the statement-trigger work of a
+//! transaction that failed on a write-write conflict, so concurrent writers
+//! that conflict would leave deltas that no longer sum to the base tables.
+//! Serialising writers of tracked tables means DuckDB never sees such a
+//! conflict; writes to other tables, reads and refreshes run freely.
+//! Waiting for the lock can be cancelled (cancel request, statement_timeout)
+//! like any statement.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use super::reply::SqlError;
+use crate::engine::Interrupter;
+
+#[derive(Default)]
+pub struct CaptureLock {
+    /// The session holding the lock.
+    owner: Mutex<Option<u64>>,
+    freed: Condvar,
+    /// Counts the transactions that held the lock. A transaction whose
+    /// snapshot is older than the last holder's commit must not write
+    /// tracked tables: DuckDB 2.0 lets a DELETE remove a row that a
+    /// concurrent transaction updated without reporting a conflict, and
+    /// the two captured deltas then disagree with the table.
+    epoch: AtomicU64,
+}
+
+impl CaptureLock {
+    pub fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::SeqCst)
+    }
+}
+
+/// Held by a session while its transaction has written a tracked table;
+/// dropping it (transaction end, session end) frees the lock.
+pub struct CaptureGuard {
+    lock: Arc<CaptureLock>,
+}
+
+impl Drop for CaptureGuard {
+    fn drop(&mut self) {
+        // Counted even after a rollback: a spurious serialization failure
+        // is harmless, a missed commit is not.
+        self.lock.epoch.fetch_add(1, Ordering::SeqCst);
+        *self.lock.owner.lock().unwrap() = None;
+        self.lock.freed.notify_one();
+    }
+}
+
+/// A process-wide session number: the lock's notion of "who holds it".
+pub fn next_session_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Waits for the lock. `interrupter` is the waiting session's: a cancel
+/// request or statement_timeout ends the wait with 57014. `snapshot` is the
+/// epoch read before the transaction's first statement, None when it has
+/// not run one yet (DuckDB takes the snapshot lazily): a holder that
+/// committed since then makes this a serialization failure (40001).
+pub fn acquire(
+    lock: &Arc<CaptureLock>,
+    session: u64,
+    snapshot: Option<u64>,
+    interrupter: &Interrupter,
+) -> Result<CaptureGuard, SqlError> {
+    let mut owner = lock.owner.lock().unwrap();
+    loop {
+        match *owner {
+            None => {
+                if snapshot.is_some_and(|e| e != lock.epoch()) {
+                    return Err(SqlError::new(
+                        "40001",
+                        "could not serialize access due to concurrent update",
+                    ));
+                }
+                *owner = Some(session);
+                return Ok(CaptureGuard { lock: lock.clone() });
+            }
+            Some(s) if s == session => {
+                // Callers keep their guard; a second one would free the lock
+                // early when dropped.
+                unreachable!("session {session} asked twice for the capture lock")
+            }
+            Some(_) => {}
+        }
+        if interrupter.take_interrupted() {
+            return Err(SqlError::new(
+                "57014",
+                "canceling statement due to user request",
+            ));
+        }
+        owner = lock
+            .freed
+            .wait_timeout(owner, Duration::from_millis(20))
+            .unwrap()
+            .0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_session_waits_until_the_first_ends() {
+        let lock = Arc::new(CaptureLock::default());
+        let db = crate::engine::Database::open(":memory:").unwrap();
+        let conn = db.connect().unwrap();
+        let int = conn.interrupter();
+        let g = acquire(&lock, 1, None, &int).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let lock2 = lock.clone();
+        let int2 = int.clone();
+        let t = std::thread::spawn(move || {
+            let g2 = acquire(&lock2, 2, None, &int2).unwrap();
+            tx.send(()).unwrap();
+            drop(g2);
+        });
+        assert!(rx.recv_timeout(Duration::from_millis(100)).is_err());
+        drop(g);
+        rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        t.join().unwrap();
+    }
+
+    #[test]
+    fn a_snapshot_older_than_the_last_holder_cannot_write() {
+        let lock = Arc::new(CaptureLock::default());
+        let db = crate::engine::Database::open(":memory:").unwrap();
+        let int = db.connect().unwrap().interrupter();
+        let before = lock.epoch();
+        drop(acquire(&lock, 1, None, &int).unwrap());
+        let e = acquire(&lock, 2, Some(before), &int).err().unwrap();
+        assert_eq!(e.code, "40001");
+        drop(acquire(&lock, 2, Some(lock.epoch()), &int).unwrap());
+    }
+
+    #[test]
+    fn a_cancel_ends_the_wait() {
+        let lock = Arc::new(CaptureLock::default());
+        let db = crate::engine::Database::open(":memory:").unwrap();
+        let conn = db.connect().unwrap();
+        let int = conn.interrupter();
+        let _g = acquire(&lock, 1, None, &int).unwrap();
+        let int2 = int.clone();
+        let t = std::thread::spawn(move || acquire(&lock, 2, None, &int2).err().unwrap().code);
+        std::thread::sleep(Duration::from_millis(50));
+        int.interrupt();
+        assert_eq!(t.join().unwrap(), "57014");
+    }
+}
