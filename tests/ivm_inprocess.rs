@@ -406,8 +406,8 @@ fn views_over_views() {
 fn full_recompute_shapes_notice_and_stay_correct() {
     let cases = [
         (
-            "SELECT t.k, u.name FROM t LEFT JOIN u ON t.k = u.k",
-            "LEFT JOIN",
+            "SELECT t.k, u.name FROM t JOIN u ON t.k = u.k FULL JOIN u AS x ON x.k = t.k",
+            "a FULL JOIN after other joins",
         ),
         (
             "SELECT k, row_number() OVER (PARTITION BY g ORDER BY k, v) AS rn FROM t",
@@ -419,7 +419,7 @@ fn full_recompute_shapes_notice_and_stay_correct() {
             "aggregate string_agg()",
         ),
         (
-            "SELECT k FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.k = t.k)",
+            "SELECT k FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.k = t.k) OR k > 3",
             "a subquery in an expression",
         ),
         (
@@ -439,7 +439,11 @@ fn full_recompute_shapes_notice_and_stay_correct() {
     // An incremental view over a full-recompute view gets its deltas from the full refresh.
     drive(
         &[
-            ("lj", "SELECT t.k, u.name FROM t LEFT JOIN u ON t.k = u.k"),
+            (
+                "lj",
+                "SELECT t.k, u.name FROM t LEFT JOIN u ON t.k = u.k \
+                 EXCEPT ALL SELECT k, CAST(NULL AS VARCHAR) FROM t WHERE k > 4",
+            ),
             (
                 "over_lj",
                 "SELECT name, COUNT(*) AS n FROM lj GROUP BY name",
