@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::{pin_mut, TryStreamExt};
@@ -14,17 +14,13 @@ use tokio_postgres::types::ToSql;
 
 use common::TestServer;
 
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+/// The load tests measure time and memory: they run one at a time. An
+/// async mutex, because the guard lives across awaits.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn thirty_two_clients_write_and_read_at_once() {
-    let _serial = serial();
+    let _serial = SERIAL.lock().await;
     let server = TestServer::start();
     let setup = server.client().await;
     setup
@@ -92,7 +88,7 @@ async fn thirty_two_clients_write_and_read_at_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn long_query_does_not_stall_other_sessions() {
-    let _serial = serial();
+    let _serial = SERIAL.lock().await;
     let server = TestServer::start();
     let long_client = server.client().await;
     let quick = server.client().await;
@@ -141,7 +137,7 @@ async fn long_query_does_not_stall_other_sessions() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn large_result_streams_without_buffering() {
-    let _serial = serial();
+    let _serial = SERIAL.lock().await;
     let server = TestServer::start();
     let c = server.client().await;
     c.query_one("select 1", &[]).await.unwrap();

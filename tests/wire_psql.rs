@@ -191,11 +191,11 @@ fn errors_carry_sqlstate_and_session_survives_each() {
             "message for `{sql}` should name `{word}`: {line}"
         );
     }
-    for i in 0..cases.len() {
+    for (i, case) in cases.iter().enumerate() {
         assert!(
             stdout.lines().any(|l| l == format!("alive {i}")),
             "session did not survive `{}`:\n{stdout}\n{stderr}",
-            cases[i].0
+            case.0
         );
     }
 }

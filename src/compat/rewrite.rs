@@ -496,8 +496,7 @@ fn cast_call(toks: &[Token], i: usize, edits: &mut Vec<Edit>) {
     // The AS at depth 1 closest to the end.
     let mut depth = 0;
     let mut as_at = None;
-    for j in i + 1..close {
-        let t = &toks[j];
+    for (j, t) in toks.iter().enumerate().take(close).skip(i + 1) {
         if t.is_punct("(") || t.is_punct("[") {
             depth += 1;
         } else if t.is_punct(")") || t.is_punct("]") {
