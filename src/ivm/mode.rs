@@ -3,7 +3,7 @@
 //! changed recomputes the view instead: past some fraction, joining and merging the delta costs
 //! more than evaluating the query once.
 
-use super::plan::{Body, Plan, Rel};
+use super::plan::{Body, Plan};
 use super::IvmError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,30 +29,34 @@ impl RefreshMode {
 
 /// Below this many pending rows a refresh stays incremental whatever the fraction: it is cheap
 /// either way, and small tables keep exercising the incremental path.
-const MIN_ROWS_FOR_FULL: u64 = 10_000;
+const MIN_ROWS_FOR_FULL: u64 = 5_000;
 
-/// The fraction of the changed tables' rows above which `auto` recomputes. Measured on the
-/// benchmark (SF 1, 2 cores): single-table aggregates and DISTINCT stay ahead of a recompute up
-/// to a few percent; every extra join term scans a whole other input per changed input, and a
-/// deleted MIN/MAX recomputes its group from the base table, so those cross over earlier.
+/// The fraction of the changed tables' rows above which `auto` recomputes, from the benchmark
+/// (SF 1, 2 cores). A single-table SUM/COUNT merges its delta at about the cost per row of
+/// recomputing, so it crosses over only when the delta nears the table; DISTINCT also merges
+/// into a storage as large as its result; every join term scans whole other inputs; and a
+/// deleted MIN/MAX sends its group back to the base table, which costs a scan of it.
 fn threshold(plan: &Plan) -> f64 {
-    let (items, extremes) = match &plan.body {
+    let extremes = match &plan.body {
         Body::Full { .. } => return 0.0,
-        Body::Bag { rel, .. } => (rel_items(rel), false),
-        Body::Aggregate(a) => (a.input.items.len(), super::plan::agg_has_extremes(a)),
+        Body::Bag { .. } => false,
+        Body::Aggregate(a) => super::plan::agg_has_extremes(a),
     };
-    let mut t: f64 = if items > 1 { 0.005 } else { 0.03 };
     if extremes {
-        t = t.min(0.003);
+        0.001
+    } else if plan.sources.len() > 1 {
+        0.005
+    } else if matches!(plan.body, Body::Bag { .. }) {
+        0.08
+    } else {
+        0.25
     }
-    t
 }
 
-fn rel_items(rel: &Rel) -> usize {
-    match rel {
-        Rel::Block(b) => b.items.len(),
-        Rel::Union(parts) => parts.iter().map(rel_items).max().unwrap_or(1),
-    }
+/// Whether the change is large enough for [`prefer_full`] to matter (it needs the tables'
+/// sizes, one more query).
+pub fn may_prefer_full(pending: &[u64]) -> bool {
+    pending.iter().sum::<u64>() >= MIN_ROWS_FOR_FULL
 }
 
 /// Whether `auto` should recompute: `pending[i]` delta rows against `base[i]` current rows for

@@ -100,15 +100,15 @@ fn refresh_probed(
     if !changed.iter().any(|c| *c) {
         return Ok(Outcome::default());
     }
-    if mode == RefreshMode::Auto {
+    let delta: Vec<u64> = pending
+        .rows
+        .iter()
+        .zip(&changed)
+        .filter(|(_, c)| **c)
+        .map(|(r, _)| *r)
+        .collect();
+    if mode == RefreshMode::Auto && mode::may_prefer_full(&delta) {
         let base = base_rows(db, &view.plan, &changed)?;
-        let delta: Vec<u64> = pending
-            .rows
-            .iter()
-            .zip(&changed)
-            .filter(|(_, c)| **c)
-            .map(|(r, _)| *r)
-            .collect();
         if mode::prefer_full(&view.plan, &delta, &base) {
             return recompute(db, view, true);
         }
@@ -175,6 +175,12 @@ fn incremental(db: &mut dyn Sql, view: &ViewRow, changed: &[bool]) -> Result<Out
     match &plan.body {
         Body::Bag { rel, distinct } => {
             if let Some(delta) = plan::bag_delta_sql(plan, rel, changed) {
+                if downstream.is_empty() {
+                    // Nobody needs the change kept: merge it straight from the deltas.
+                    let merge = merge_from(&plan::bag_merge_sql(plan), &work, &delta)?;
+                    rows += db.exec_hot(&merge, &[])?;
+                    return finish(db, plan, changed, start, rows, false);
+                }
                 db.exec_hot(&format!("INSERT INTO {work} {delta}"), &[])?;
                 for d in &downstream {
                     let change = if *distinct {
@@ -189,6 +195,15 @@ fn incremental(db: &mut dyn Sql, view: &ViewRow, changed: &[bool]) -> Result<Out
             }
         }
         Body::Aggregate(a) => {
+            if downstream.is_empty() && a.groups > 0 && !plan::agg_has_extremes(a) {
+                // Sums and counts need neither the old state nor a recompute flag: one MERGE
+                // from the deltas.
+                if let Some(delta) = plan::agg_delta_sql(plan, a, changed) {
+                    let merge = merge_from(&plan::agg_apply_sql(plan, a), &work, &delta)?;
+                    rows += db.exec_hot(&merge, &[])?;
+                }
+                return finish(db, plan, changed, start, rows, false);
+            }
             if let Some(fill) = plan::agg_fill_work_sql(plan, a, changed) {
                 db.exec_hot(&fill, &[])?;
                 let affected = plan::agg_affected_rel(plan, a);
@@ -226,7 +241,21 @@ fn incremental(db: &mut dyn Sql, view: &ViewRow, changed: &[bool]) -> Result<Out
         }
         Body::Full { .. } => unreachable!("full views are recomputed"),
     }
-    db.exec_hot(&format!("DELETE FROM {work}"), &[])?;
+    finish(db, plan, changed, start, rows, true)
+}
+
+/// Empties the work table (when used) and the consumed deltas, and records the refresh.
+fn finish(
+    db: &mut dyn Sql,
+    plan: &Plan,
+    changed: &[bool],
+    start: Instant,
+    rows: u64,
+    used_work: bool,
+) -> Result<Outcome, IvmError> {
+    if used_work {
+        db.exec_hot(&format!("DELETE FROM {}", plan::work(plan.id)), &[])?;
+    }
     for (s, c) in plan.sources.iter().zip(changed) {
         if let (Some(d), true) = (&s.delta, c) {
             db.exec_hot(&format!("DELETE FROM {d}"), &[])?;
@@ -238,6 +267,16 @@ fn incremental(db: &mut dyn Sql, view: &ViewRow, changed: &[bool]) -> Result<Out
         notices: Vec::new(),
         rows,
     })
+}
+
+/// A MERGE reading the work table, rewritten to read the consolidated change `delta` directly
+/// (same columns): one statement and no work table to fill and empty.
+fn merge_from(merge: &str, work: &str, delta: &str) -> Result<String, IvmError> {
+    let from = format!("USING {work} AS _mv_d");
+    if !merge.contains(&from) {
+        return Err(IvmError::Internal(format!("unexpected merge: {merge}")));
+    }
+    Ok(merge.replacen(&from, &format!("USING ({delta}) AS _mv_d"), 1))
 }
 
 /// The SQL computing a view's storage rows from the current base data.

@@ -1,0 +1,133 @@
+//! `SET duckmv.refresh_mode = auto | incremental | full` over the wire: the mode a refresh used
+//! is what `duckmv.views.last_refresh_mode` reports, every mode leaves the view equal to its
+//! query (the bag oracle), `auto` recomputes a change that is large next to its table, and a
+//! cached plan never outlives a dropped and re-created view.
+
+mod common;
+
+use common::TestServer;
+use tokio_postgres::{Client, SimpleQueryMessage};
+
+async fn exec(c: &Client, sql: &str) {
+    c.batch_execute(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+}
+
+async fn text(c: &Client, sql: &str) -> Option<String> {
+    for m in c
+        .simple_query(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+    {
+        if let SimpleQueryMessage::Row(r) = m {
+            return r.get(0).map(str::to_string);
+        }
+    }
+    panic!("no row from {sql}");
+}
+
+async fn mode_of(c: &Client, view: &str) -> Option<String> {
+    text(
+        c,
+        &format!("SELECT last_refresh_mode FROM duckmv.views WHERE name = '{view}'"),
+    )
+    .await
+}
+
+async fn oracle(c: &Client, view: &str, query: &str) {
+    let diff = text(
+        c,
+        &format!(
+            "SELECT count(*) FROM ((SELECT * FROM {view} EXCEPT ALL ({query})) \
+             UNION ALL (({query}) EXCEPT ALL SELECT * FROM {view})) AS d"
+        ),
+    )
+    .await;
+    assert_eq!(diff.as_deref(), Some("0"), "{view} differs from its query");
+}
+
+const Q: &str = "SELECT g, sum(v) AS s, count(*) AS n, min(v) AS lo FROM t GROUP BY g";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_mode_is_used_and_reported() {
+    let server = TestServer::start();
+    let c = server.client().await;
+    exec(
+        &c,
+        "CREATE TABLE t AS SELECT i AS k, i % 7 AS g, i % 1000 AS v FROM range(50000) r(i)",
+    )
+    .await;
+    exec(&c, &format!("CREATE MATERIALIZED VIEW mv AS {Q}")).await;
+    // Populating is a full computation.
+    assert_eq!(mode_of(&c, "mv").await.as_deref(), Some("full"));
+
+    // A small change in auto: incremental.
+    exec(&c, "INSERT INTO t VALUES (-1, 3, 5), (-2, 8, 9)").await;
+    exec(&c, "DELETE FROM t WHERE k < 20").await;
+    exec(&c, "REFRESH MATERIALIZED VIEW mv").await;
+    assert_eq!(mode_of(&c, "mv").await.as_deref(), Some("incremental"));
+    oracle(&c, "mv", Q).await;
+
+    // Forced full, even with nothing pending.
+    exec(&c, "SET duckmv.refresh_mode = 'full'").await;
+    exec(&c, "REFRESH MATERIALIZED VIEW mv").await;
+    assert_eq!(mode_of(&c, "mv").await.as_deref(), Some("full"));
+    oracle(&c, "mv", Q).await;
+
+    // Forced incremental with a change that auto would recompute.
+    exec(&c, "SET duckmv.refresh_mode = incremental").await;
+    exec(&c, "UPDATE t SET v = v + 1 WHERE k % 2 = 0").await;
+    exec(&c, "REFRESH MATERIALIZED VIEW mv").await;
+    assert_eq!(mode_of(&c, "mv").await.as_deref(), Some("incremental"));
+    oracle(&c, "mv", Q).await;
+
+    // Auto with half the table changed: recomputed, and still exact.
+    exec(&c, "RESET duckmv.refresh_mode").await;
+    exec(&c, "UPDATE t SET v = v + 1 WHERE k % 2 = 1").await;
+    exec(&c, "REFRESH MATERIALIZED VIEW mv").await;
+    assert_eq!(mode_of(&c, "mv").await.as_deref(), Some("full"));
+    oracle(&c, "mv", Q).await;
+
+    // Nothing pending: the last mode stays.
+    exec(&c, "REFRESH MATERIALIZED VIEW mv").await;
+    assert_eq!(mode_of(&c, "mv").await.as_deref(), Some("full"));
+
+    // An unknown mode is refused when a refresh would use it.
+    exec(&c, "SET duckmv.refresh_mode = 'sometimes'").await;
+    let e = c
+        .batch_execute("REFRESH MATERIALIZED VIEW mv")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("22023"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recreated_view_is_not_refreshed_with_the_old_plan() {
+    let server = TestServer::start();
+    let c = server.client().await;
+    let other = server.client().await;
+    exec(&c, "CREATE TABLE t (k INT, g INT, v INT)").await;
+    exec(&c, "INSERT INTO t VALUES (1, 1, 10), (2, 2, 20)").await;
+    exec(&c, &format!("CREATE MATERIALIZED VIEW mv AS {Q}")).await;
+    // Both sessions refresh once, so the plan is cached.
+    exec(&c, "REFRESH MATERIALIZED VIEW mv").await;
+    exec(&other, "REFRESH MATERIALIZED VIEW mv").await;
+    exec(&c, "DROP MATERIALIZED VIEW mv").await;
+    let q2 = "SELECT g, count(*) AS n FROM t GROUP BY g";
+    exec(&c, &format!("CREATE MATERIALIZED VIEW mv AS {q2}")).await;
+    exec(&c, "INSERT INTO t VALUES (3, 1, 30)").await;
+    exec(&other, "REFRESH MATERIALIZED VIEW mv").await;
+    oracle(&other, "mv", q2).await;
+    // A rolled-back drop leaves the view working, in every session.
+    exec(&c, "BEGIN; DROP MATERIALIZED VIEW mv; ROLLBACK").await;
+    exec(&c, "INSERT INTO t VALUES (4, 2, 40)").await;
+    exec(&other, "REFRESH MATERIALIZED VIEW mv").await;
+    oracle(&other, "mv", q2).await;
+    exec(&c, "DROP MATERIALIZED VIEW mv").await;
+    let e = other
+        .batch_execute("REFRESH MATERIALIZED VIEW mv")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("42P01"), "{e}");
+}
