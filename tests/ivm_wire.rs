@@ -378,6 +378,57 @@ async fn conflicting_writers_keep_views_exact() {
     }
 }
 
+/// A transaction that wrote a table before any view read it: CREATE
+/// MATERIALIZED VIEW over that table waits for it, so its rows end up in
+/// the view (they are in no delta). Writing that table again while the
+/// CREATE waits is a deadlock, reported as 40P01.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_waits_for_earlier_writers_of_its_tables() {
+    let server = TestServer::start();
+    let c = server.client().await;
+    exec(&c, "CREATE TABLE t (k INT, g INT)").await;
+    exec(&c, "INSERT INTO t VALUES (1, 1)").await;
+    let w = server.client().await;
+    exec(&w, "BEGIN; INSERT INTO t VALUES (2, 2)").await;
+    let q = "SELECT g, count(*) AS n FROM t GROUP BY g";
+    let creating = tokio::spawn(async move {
+        exec(&c, &format!("CREATE MATERIALIZED VIEW tv AS {q}")).await;
+        c
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(
+        !creating.is_finished(),
+        "CREATE must wait for the open writer"
+    );
+    exec(&w, "COMMIT").await;
+    let c = creating.await.unwrap();
+    exec(&c, "REFRESH MATERIALIZED VIEW tv").await;
+    oracle(&c, "tv", q, "writer before create").await;
+
+    // u has no view yet: its writer holds no lock while CREATE waits.
+    exec(&w, "CREATE TABLE u (k INT, g INT)").await;
+    exec(&w, "BEGIN; INSERT INTO u VALUES (4, 4)").await;
+    let creating = tokio::spawn(async move {
+        exec(
+            &c,
+            "CREATE MATERIALIZED VIEW uv AS SELECT k FROM u WHERE g > 1",
+        )
+        .await;
+        c
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let e = w
+        .batch_execute("INSERT INTO u VALUES (5, 5)")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("40P01"), "{e}");
+    exec(&w, "ROLLBACK").await;
+    let c = creating.await.unwrap();
+    exec(&w, "INSERT INTO u VALUES (6, 6)").await;
+    exec(&c, "REFRESH MATERIALIZED VIEW uv").await;
+    oracle(&c, "uv", "SELECT k FROM u WHERE g > 1", "deadlock victim").await;
+}
+
 /// A writer waiting for another transaction's writes to a tracked table
 /// can be cancelled, and writes to tables no view reads never wait.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

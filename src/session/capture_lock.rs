@@ -8,7 +8,15 @@
 //! conflict; writes to other tables, reads and refreshes run freely.
 //! Waiting for the lock can be cancelled (cancel request, statement_timeout)
 //! like any statement.
+//!
+//! CREATE MATERIALIZED VIEW needs more: a transaction that wrote a table
+//! before any view read it holds no lock, yet its rows would be neither in
+//! the new view (not in CREATE's snapshot) nor in a delta (no trigger when
+//! it wrote). So every open transaction's written tables are registered
+//! here, and CREATE waits until no other transaction has written a table
+//! its query names, while writers of those names queue on the lock.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -27,11 +35,112 @@ pub struct CaptureLock {
     /// concurrent transaction updated without reporting a conflict, and
     /// the two captured deltas then disagree with the table.
     epoch: AtomicU64,
+    /// Who wrote what, and which names views being created mention; one
+    /// mutex, so a writer's check and its registration are one step.
+    registry: Mutex<Registry>,
+}
+
+#[derive(Default)]
+struct Registry {
+    /// Tables each session's open transaction has written.
+    writers: HashMap<u64, HashSet<String>>,
+    /// Names mentioned by the queries of views being created: their
+    /// writers take the lock as if a view read them already.
+    creating: HashSet<String>,
+}
+
+/// What a statement about to write must do first.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// Go on (its writes are registered).
+    Write,
+    /// Take the lock first, then call `admit` again.
+    Lock,
+    /// A view being created waits for this transaction, which wrote a
+    /// table it reads: waiting for the lock would never end.
+    Deadlock,
 }
 
 impl CaptureLock {
     pub fn epoch(&self) -> u64 {
         self.epoch.load(Ordering::SeqCst)
+    }
+
+    /// Decides whether `session`'s statement writing `tables` may run now,
+    /// and registers its writes if so. `holding`: the session has the lock.
+    pub fn admit(
+        &self,
+        session: u64,
+        tables: &[String],
+        holding: bool,
+        tracked: impl Fn(&str) -> bool,
+    ) -> Admission {
+        let mut r = self.registry.lock().unwrap();
+        if !holding && tables.iter().any(|t| tracked(t) || r.creating.contains(t)) {
+            let wrote_created = r
+                .writers
+                .get(&session)
+                .is_some_and(|w| w.iter().any(|t| r.creating.contains(t)));
+            return if wrote_created {
+                Admission::Deadlock
+            } else {
+                Admission::Lock
+            };
+        }
+        r.writers
+            .entry(session)
+            .or_default()
+            .extend(tables.iter().cloned());
+        Admission::Write
+    }
+
+    /// `session`'s transaction ended.
+    pub fn forget_writes(&self, session: u64) {
+        self.registry.lock().unwrap().writers.remove(&session);
+    }
+
+    pub fn start_creating(&self, names: &HashSet<String>) {
+        self.registry
+            .lock()
+            .unwrap()
+            .creating
+            .extend(names.iter().cloned());
+    }
+
+    pub fn stop_creating(&self, names: &HashSet<String>) {
+        let mut r = self.registry.lock().unwrap();
+        for n in names {
+            r.creating.remove(n);
+        }
+    }
+
+    /// Waits until no other session's open transaction has written one of
+    /// `names`. Cancel and statement_timeout end the wait (57014).
+    pub fn wait_for_writers(
+        &self,
+        session: u64,
+        names: &HashSet<String>,
+        interrupter: &Interrupter,
+    ) -> Result<(), SqlError> {
+        loop {
+            let busy = self
+                .registry
+                .lock()
+                .unwrap()
+                .writers
+                .iter()
+                .any(|(s, t)| *s != session && t.iter().any(|t| names.contains(t)));
+            if !busy {
+                return Ok(());
+            }
+            if interrupter.take_interrupted() {
+                return Err(SqlError::new(
+                    "57014",
+                    "canceling statement due to user request",
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 }
 

@@ -78,6 +78,7 @@ pub fn run_command(w: &mut Worker, cmd: &Command, out: &Out) -> Result<String, S
             if_not_exists,
         } => {
             check_internal_name(name)?;
+            w.prepare_create(query)?;
             let v = ivm::CreateView {
                 name: display(name),
                 columns: columns.clone(),

@@ -1,7 +1,7 @@
 //! The session worker: protocol-level behaviour of one client (simple and
 //! extended query, transactions), on the thread that owns its connection.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -46,6 +46,10 @@ pub struct Worker {
     capture: Option<super::capture_lock::CaptureGuard>,
     /// The capture lock's epoch before this transaction's first statement.
     snapshot_epoch: Option<u64>,
+    /// Whether this transaction registered writes with the capture lock.
+    wrote: bool,
+    /// Names a CREATE MATERIALIZED VIEW of this transaction announced.
+    creating: HashSet<String>,
 }
 
 const ABORTED: &str =
@@ -70,6 +74,8 @@ impl Worker {
             session_id: super::capture_lock::next_session_id(),
             capture: None,
             snapshot_epoch: None,
+            wrote: false,
+            creating: HashSet::new(),
         }
     }
 
@@ -406,23 +412,32 @@ impl Worker {
     /// the statement touches DuckDB where possible, so that the snapshot of
     /// a new transaction is taken after the previous writer committed.
     pub(crate) fn lock_capture(&mut self, targets: &[String]) -> Result<(), SqlError> {
-        if self.capture.is_some() || !targets.iter().any(|t| self.shared.is_tracked(t)) {
+        use super::capture_lock::{acquire, Admission};
+        if targets.is_empty() {
             return Ok(());
         }
-        let int = self.conn.interrupter();
-        let _ = int.take_interrupted(); // a cancel of an earlier statement
-        let snapshot = if self.txn == Txn::Idle {
-            None
-        } else {
-            self.snapshot_epoch
-        };
-        let guard = super::capture_lock::acquire(
-            &self.shared.capture_lock,
-            self.session_id,
-            snapshot,
-            &int,
-        )?;
-        self.capture = Some(guard);
+        let lock = self.shared.capture_lock.clone();
+        let shared = self.shared.clone();
+        let tracked = |t: &str| shared.is_tracked(t);
+        match lock.admit(self.session_id, targets, self.capture.is_some(), tracked) {
+            Admission::Write => {}
+            Admission::Deadlock => return Err(SqlError::new(
+                "40P01",
+                "deadlock detected: a materialized view being created waits for this transaction",
+            )),
+            Admission::Lock => {
+                let int = self.conn.interrupter();
+                let _ = int.take_interrupted(); // a cancel of an earlier statement
+                let snapshot = if self.txn == Txn::Idle {
+                    None
+                } else {
+                    self.snapshot_epoch
+                };
+                self.capture = Some(acquire(&lock, self.session_id, snapshot, &int)?);
+                lock.admit(self.session_id, targets, true, tracked);
+            }
+        }
+        self.wrote = true;
         Ok(())
     }
 
@@ -437,9 +452,45 @@ impl Worker {
     /// Frees the capture lock once no transaction is open.
     fn release_capture_if_idle(&mut self) {
         if self.txn == Txn::Idle {
+            let lock = &self.shared.capture_lock;
+            if self.wrote {
+                lock.forget_writes(self.session_id);
+                self.wrote = false;
+            }
+            if !self.creating.is_empty() {
+                lock.stop_creating(&self.creating);
+                self.creating.clear();
+            }
             self.capture = None;
             self.snapshot_epoch = None;
         }
+    }
+
+    /// Before CREATE MATERIALIZED VIEW reads its sources: writers of the
+    /// names its query mentions start queueing on the capture lock, and
+    /// transactions that already wrote one of them are waited for. Until
+    /// this transaction ends, the view's sources cannot change uncaptured.
+    pub(crate) fn prepare_create(&mut self, query: &str) -> Result<(), SqlError> {
+        let names: HashSet<String> = sql::lex::tokenize(query)
+            .into_iter()
+            .filter(|t| matches!(t.kind, sql::lex::Tok::Word | sql::lex::Tok::Ident))
+            .map(|t| t.text.to_ascii_lowercase())
+            .collect();
+        let lock = self.shared.capture_lock.clone();
+        lock.start_creating(&names);
+        self.creating.extend(names.iter().cloned());
+        let int = self.conn.interrupter();
+        let _ = int.take_interrupted();
+        if self.capture.is_none() {
+            let snapshot = self.snapshot_epoch;
+            self.capture = Some(super::capture_lock::acquire(
+                &lock,
+                self.session_id,
+                snapshot,
+                &int,
+            )?);
+        }
+        lock.wait_for_writers(self.session_id, &names, &int)
     }
 
     fn begin_implicit(&mut self) -> Result<(), SqlError> {
