@@ -65,6 +65,23 @@ pub struct RefreshPoint {
     pub ratio: Option<f64>,
     /// "pass", "FAIL: n rows differ", "error: …", or "not checked".
     pub oracle: String,
+    /// How each default-mode REFRESH brought the view up to date, as `duckmv.views` reports it
+    /// ("incremental", or "full" when `auto` judged the change too large).
+    pub modes: Vec<String>,
+}
+
+/// The modes of a point's refreshes in one word: the mode when all agree, else how many were
+/// full.
+fn fmt_modes(modes: &[String]) -> String {
+    match modes.first() {
+        None => "–".into(),
+        Some(m) if modes.iter().all(|x| x == m) => m.clone(),
+        Some(_) => format!(
+            "full {}/{}",
+            modes.iter().filter(|m| *m == "full").count(),
+            modes.len()
+        ),
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -130,9 +147,9 @@ pub fn markdown(r: &Results) -> String {
         "full recompute¹ (ms)"
     };
     s.push_str(&format!(
-        "| view | change | rows changed | incremental (ms) | {full} | full / incremental | oracle |\n"
+        "| view | change | rows changed | REFRESH, default mode (ms) | mode used | {full} | full / default | oracle |\n"
     ));
-    s.push_str("|---|---:|---:|---:|---:|---:|---|\n");
+    s.push_str("|---|---:|---:|---:|---|---:|---:|---|\n");
     for p in &r.refresh {
         let label = r
             .views
@@ -141,10 +158,11 @@ pub fn markdown(r: &Results) -> String {
             .map(|v| v.label.as_str())
             .unwrap_or(p.view.as_str());
         s.push_str(&format!(
-            "| {label} | {} | {} | {} | {} | {} | {} |\n",
+            "| {label} | {} | {} | {} | {} | {} | {} | {} |\n",
             percent(p.fraction),
             p.changed_rows,
             fmt_ms(p.incremental_median_ms),
+            fmt_modes(&p.modes),
             fmt_ms(p.full_median_ms),
             fmt_ratio(p.ratio),
             p.oracle
@@ -241,6 +259,7 @@ pub mod tests {
             full_method: "ctas".into(),
             ratio: Some(full / inc),
             oracle: "pass".into(),
+            modes: vec!["incremental".into()],
         };
         let view = |name: &str, label: &str, created: bool| ViewResult {
             name: name.into(),
@@ -279,10 +298,18 @@ pub mod tests {
     }
 
     #[test]
+    fn modes_in_one_word() {
+        let m = |v: &[&str]| fmt_modes(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(m(&["incremental", "incremental"]), "incremental");
+        assert_eq!(m(&["full", "incremental", "full"]), "full 2/3");
+        assert_eq!(m(&[]), "–");
+    }
+
+    #[test]
     fn markdown_has_a_row_per_point_and_names_the_gaps() {
         let md = markdown(&sample());
         assert!(
-            md.contains("| V1 <agg> & co | 0.01% | 10 | 1.00 | 50.0 | 50× | pass |"),
+            md.contains("| V1 <agg> & co | 0.01% | 10 | 1.00 | incremental | 50.0 | 50× | pass |"),
             "{md}"
         );
         assert_eq!(md.matches("| V1 <agg> & co |").count(), 3);

@@ -364,6 +364,7 @@ impl Run<'_> {
                 full_method: if self.full_mode { "refresh" } else { "ctas" }.into(),
                 ratio: None,
                 oracle: "not checked".into(),
+                modes: vec![],
             })
             .collect();
         for rep in 0..self.args.reps {
@@ -373,7 +374,19 @@ impl Run<'_> {
                 let p = points.iter_mut().find(|p| p.view == v.name).unwrap();
                 let refresh = format!("REFRESH MATERIALIZED VIEW {}", v.name);
                 match timed(self.client, &refresh).await {
-                    Ok(d) => p.incremental_ms.push(ms(d)),
+                    Ok(d) => {
+                        p.incremental_ms.push(ms(d));
+                        let mode = scalar(
+                            self.client,
+                            &format!(
+                                "SELECT last_refresh_mode FROM duckmv.views WHERE name = '{}'",
+                                v.name
+                            ),
+                        )
+                        .await;
+                        p.modes
+                            .push(mode.ok().flatten().unwrap_or_else(|| "?".into()));
+                    }
                     Err(e) => {
                         p.oracle = format!("error: REFRESH failed: {e}");
                         self.fail(

@@ -122,7 +122,7 @@ pub fn render(r: &Results) -> String {
     };
     s.push_str(&format!(
         "<line x1=\"12\" y1=\"37\" x2=\"32\" y2=\"37\" stroke=\"{INCREMENTAL}\" stroke-width=\"2\"/>\
-         <text x=\"36\" y=\"41\">incremental REFRESH</text>\n\
+         <text x=\"36\" y=\"41\">REFRESH (auto)</text>\n\
          <line x1=\"172\" y1=\"37\" x2=\"192\" y2=\"37\" stroke=\"{FULL}\" stroke-width=\"2\"/>\
          <text x=\"196\" y=\"41\">{full_name}</text>\n\
          <text x=\"340\" y=\"41\">✕ = oracle failed</text>\n"
