@@ -123,6 +123,8 @@ const SHAPES: &[(&str, &str)] = &[
     ("v_agg", "SELECT g, count(*) AS n, count(v) AS nv, sum(v) AS s, avg(v) AS av, min(v) AS lo, max(v) AS hi FROM a GROUP BY g"),
     ("v_having", "SELECT g, sum(v) AS s FROM a GROUP BY g HAVING count(*) > 1"),
     ("v_total", "SELECT count(*) AS n, sum(v) AS s, min(v) AS lo, max(v) AS hi FROM a"),
+    ("v_count", "SELECT count(*) AS n FROM a"),
+    ("v_count_where", "SELECT count(*) AS n FROM a WHERE v > 10"),
     ("v_distinct", "SELECT DISTINCT g, k FROM a"),
     ("v_join", "SELECT a.k, a.v, b.w FROM a JOIN b ON a.k = b.k"),
     ("v_join_pred", "SELECT a.k, b.w FROM a, b WHERE a.k = b.k AND a.v < b.w + 10"),

@@ -181,6 +181,10 @@ fn block_sql(b: &Block, t: &Term, mult: bool) -> String {
         .zip(&b.names)
         .map(|(e, n)| format!("{e} AS {}", ident(n)))
         .collect();
+    if cols.is_empty() {
+        // `SELECT count(*) FROM t` needs no column of t, but SQL needs one.
+        cols.push("1 AS _mv_one".into());
+    }
     if mult {
         cols.push(format!("{} AS _mv_mult", t.mult_sql()));
     }

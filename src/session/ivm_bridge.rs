@@ -27,10 +27,10 @@ impl ivm::Sql for ConnSql<'_> {
 
     fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, ivm::SqlError> {
         let start = std::time::Instant::now();
-        let mut r = self
-            .0
-            .query(sql)
-            .map_err(|e| ivm::SqlError { message: e.message })?;
+        let mut r = self.0.query(sql).map_err(|e| {
+            tracing::debug!(target: "duckmv::ivm::sql", "failed: {sql}: {}", e.message);
+            ivm::SqlError { message: e.message }
+        })?;
         let rows = collect_rows(&mut r)?;
         tracing::debug!(target: "duckmv::ivm::sql", ms = start.elapsed().as_secs_f64() * 1e3, "{sql}");
         Ok(rows)
