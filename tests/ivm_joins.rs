@@ -189,6 +189,15 @@ const SHAPES: &[(&str, &str)] = &[
     ("ex_two", "SELECT a.k, a.g FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k) AND NOT EXISTS (SELECT 1 FROM c WHERE c.x = a.g)"),
     ("lj_ex", "SELECT a.k, b.w FROM a LEFT JOIN b ON a.k = b.k WHERE EXISTS (SELECT 1 FROM c WHERE c.w = a.v)"),
     ("self_semi", "SELECT x.k, x.g FROM a x WHERE EXISTS (SELECT 1 FROM a y WHERE y.k = x.k AND y.g <> x.g)"),
+    // Tables without a column name in common: their match counts read only the rows of the
+    // other side that match a changed row (a restricted scan), with qualified, unqualified and
+    // non-equality predicates.
+    ("lj_disjoint", "SELECT a.k, a.v, c.x FROM a LEFT JOIN c ON c.w = a.v AND x > g"),
+    ("rj_disjoint", "SELECT a.k, c.w, c.x FROM a RIGHT JOIN c ON w = v"),
+    ("fj_disjoint", "SELECT a.v, c.x FROM a FULL JOIN c ON c.w = a.v AND c.x <> a.k"),
+    ("ex_disjoint", "SELECT a.k, a.v FROM a WHERE EXISTS (SELECT 1 FROM c WHERE c.w = a.v AND c.x > a.g)"),
+    ("nex_disjoint", "SELECT a.g, a.v FROM a WHERE NOT EXISTS (SELECT 1 FROM c WHERE c.w <= a.v AND x > 2)"),
+    ("notin_disjoint", "SELECT k, v FROM a WHERE v NOT IN (SELECT w FROM c WHERE x > 1)"),
 ];
 
 async fn create_tables(c: &Client) {

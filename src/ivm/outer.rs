@@ -165,7 +165,18 @@ fn padded_part(sources: &[Source], p: &Tree, o: &Tree, on: &str, changed: &[bool
     let unmatched_before = if dq.is_empty() {
         format!("(NOT EXISTS (SELECT 1 FROM {oc} WHERE {on}))")
     } else {
-        format!("(({count_now}) = ({}))", delta_sum_query(&dq, on, "d"))
+        // Counted only over the rows of `o` matching a changed row of `p` (when both are single
+        // tables and `p` has one delta term), not grouped over all of `o`.
+        let count = match (leaves(p, o), dp.as_slice()) {
+            (Some((pl, ol)), [a]) if a.conds.is_empty() => restricted_count(
+                &oc,
+                &ol.alias,
+                &format!("(SELECT * FROM {}) AS {}", a.from, pl.alias),
+                on,
+            ),
+            _ => count_now.clone(),
+        };
+        format!("(({count}) = ({}))", delta_sum_query(&dq, on, "d"))
     };
     for a in &dp {
         let mut conds = a.conds.clone();
@@ -184,6 +195,20 @@ fn padded_part(sources: &[Source], p: &Tree, o: &Tree, on: &str, changed: &[bool
     let k = fresh(&format!("{pc}|{oc}|{on}"));
     let (n, d) = (format!("_mv_n{k}"), format!("_mv_d{k}"));
     let mut conds = Vec::new();
+    // With one delta term and a single preserved table, the candidates can also be named as a
+    // subquery under the table's alias, and the rows of `o` counted for them restricted to those
+    // matching some candidate: the count then reads only the affected part of `o` instead of
+    // grouping all of it (DuckDB decorrelates the LATERAL count into a GROUP BY over `o`).
+    let mut count_now = count_now;
+    if let (Some((pl, ol)), [b]) = (leaves(p, o), dq.as_slice()) {
+        if b.conds.is_empty() {
+            let cand = format!(
+                "(SELECT * FROM {pc} SEMI JOIN {} ON {on}) AS {}",
+                b.from, pl.alias
+            );
+            count_now = restricted_count(&oc, &ol.alias, &cand, on);
+        }
+    }
     let candidates = match dq.as_slice() {
         [b] if b.conds.is_empty() => format!("({pc} SEMI JOIN {} ON {on})", b.from),
         _ => {
@@ -216,4 +241,27 @@ fn padded_part(sources: &[Source], p: &Tree, o: &Tree, on: &str, changed: &[bool
         mult: vec![format!("CASE WHEN {n}.n = 0 THEN 1 ELSE -1 END")],
     });
     out
+}
+
+/// Both operands when each is a single table or subquery (the restricted counts name them).
+fn leaves<'a>(p: &'a Tree, o: &'a Tree) -> Option<(&'a Item, &'a Item)> {
+    match (p, o) {
+        (Tree::Leaf(pl), Tree::Leaf(ol))
+            if !matches!(pl.from, ItemFrom::Tree(_)) && !matches!(ol.from, ItemFrom::Tree(_)) =>
+        {
+            Some((pl, ol))
+        }
+        _ => None,
+    }
+}
+
+/// `SELECT count(*) AS n FROM o WHERE on` (correlated to a row of the preserved side), reading
+/// only the rows of `o` that satisfy `on` with some row of `candidates` (a FROM item under the
+/// preserved side's alias, so `on` binds to it inside the restriction). Every row the count can
+/// see for a candidate is among them, so the count is unchanged for candidates.
+pub fn restricted_count(o_cur: &str, o_alias: &str, candidates: &str, on: &str) -> String {
+    format!(
+        "SELECT count(*) AS n FROM (SELECT {o_alias}.* FROM {o_cur} SEMI JOIN {candidates} ON {on}) \
+         AS {o_alias} WHERE {on}"
+    )
 }

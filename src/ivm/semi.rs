@@ -14,6 +14,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::outer::restricted_count;
 use super::plan::{Item, ItemFrom, Source};
 use super::term::{delta_sum_query, fresh, items_cur, items_delta, Term};
 
@@ -115,6 +116,8 @@ pub fn block_terms(
         }
     }
     let mut from = items_cur(sources, items);
+    // The candidates as one FROM item under the left table's alias, when they can be named so.
+    let mut candidates = None;
     match (moved.as_slice(), items) {
         // One left table, one changed filter: the candidates are picked before the counts are
         // taken (inside a subquery, so the filter's names resolve as the user wrote them).
@@ -136,6 +139,9 @@ pub fn block_terms(
                 any.join(" OR "),
                 it.alias
             );
+            if let ItemFrom::Source(src) = it.from {
+                candidates = Some((it.alias.clone(), src, from.clone()));
+            }
         }
         _ => {
             let any: Vec<String> = moved
@@ -161,9 +167,21 @@ pub fn block_terms(
         let e = &exists[*i];
         let k = fresh(&format!("{i}|{}|{}", e.filter, from));
         let (n, d) = (format!("_mv_n{k}"), format!("_mv_d{k}"));
+        // A single right table is counted only over its rows matching some candidate (see
+        // `outer::restricted_count`): DuckDB would otherwise group all of it by the correlation.
+        // A single right table is counted only over its rows matching some candidate (see
+        // `outer::restricted_count`): DuckDB would otherwise group all of it by the correlation.
+        // The restriction evaluates the filter with both tables in one scope, where the
+        // subquery's own table came first: only safe when no unqualified name can change table.
+        let count = match (&candidates, e.items.as_slice()) {
+            (Some((alias, l, cand)), [r]) if same_scope_safe(sources, alias, *l, r) => {
+                restricted_count(&items_cur(sources, &e.items), &r.alias, cand, &e.filter)
+            }
+            _ => count_now(e),
+        };
         from.push_str(&format!(
             ", LATERAL ({}) AS {n}, LATERAL ({}) AS {d}",
-            count_now(e),
+            count,
             delta_sum_query(&right[*i], &e.filter, "d")
         ));
         now.push(holds(e, &format!("{n}.n")));
@@ -177,4 +195,19 @@ pub fn block_terms(
         mult: vec![format!("CASE WHEN {now} THEN 1 ELSE -1 END")],
     });
     out
+}
+
+/// Whether the left table `l` (under `alias`) and the right item `r` can share one scope
+/// without a name binding differently: distinct aliases, and no column name in common.
+fn same_scope_safe(sources: &[Source], alias: &str, l: usize, r: &Item) -> bool {
+    let ItemFrom::Source(ri) = r.from else {
+        return false;
+    };
+    !r.alias.eq_ignore_ascii_case(alias)
+        && !sources[l].columns.iter().any(|c| {
+            sources[ri]
+                .columns
+                .iter()
+                .any(|d| d.eq_ignore_ascii_case(c))
+        })
 }
