@@ -1,11 +1,11 @@
 //! One lock for writes to tables that materialized views read, held from
 //! the first such write to the end of the writing transaction.
 //!
-//! Why: DuckDB 2.0 keeps part of the statement-trigger work of a
-//! transaction that failed on a write-write conflict, so concurrent writers
-//! that conflict would leave deltas that no longer sum to the base tables.
-//! Serialising writers of tracked tables means DuckDB never sees such a
-//! conflict; writes to other tables, reads and refreshes run freely.
+//! Why: DuckDB 2.0 lets a DELETE remove a row that a concurrent, still
+//! open transaction updated, without reporting a conflict; both commit and
+//! their captured deltas no longer sum to the table. Serialising writers of
+//! tracked tables (from before their snapshot) rules that interleaving out;
+//! writes to other tables, reads and refreshes run freely.
 //! Waiting for the lock can be cancelled (cancel request, statement_timeout)
 //! like any statement.
 //!
@@ -31,9 +31,7 @@ pub struct CaptureLock {
     freed: Condvar,
     /// Counts the transactions that held the lock. A transaction whose
     /// snapshot is older than the last holder's commit must not write
-    /// tracked tables: DuckDB 2.0 lets a DELETE remove a row that a
-    /// concurrent transaction updated without reporting a conflict, and
-    /// the two captured deltas then disagree with the table.
+    /// tracked tables: it would act on rows that changed under it.
     epoch: AtomicU64,
     /// Who wrote what, and which names views being created mention; one
     /// mutex, so a writer's check and its registration are one step.

@@ -49,9 +49,6 @@ impl Statement {
     pub fn is_empty(&self) -> bool {
         matches!(self.kind, StmtKind::Empty)
     }
-    pub fn writes(&self) -> &[String] {
-        &self.writes
-    }
 
     /// Runs as several DuckDB statements that must commit together.
     pub fn needs_transaction(&self) -> bool {
@@ -116,7 +113,7 @@ pub fn needs_transaction(cmd: &Command) -> bool {
 }
 
 /// Lower-cased names of the tables a statement writes.
-pub fn write_targets(text: &str, cmd: &Command) -> Vec<String> {
+fn write_targets(text: &str, cmd: &Command) -> Vec<String> {
     match cmd {
         Command::Passthrough => sql::write_targets(text),
         Command::Copy(sql::copy::Copy::From { table, .. }) => vec![table.clone()],
@@ -170,6 +167,12 @@ pub fn prepare(
     if let Some(r) = sql::multi::split(text) {
         st.kind = StmtKind::Rewrite(r);
         return Ok(st);
+    }
+    // Preparing inside a transaction fixes its snapshot (DuckDB takes it
+    // at the first statement after BEGIN): a writer of a tracked table
+    // queues for the capture lock before that.
+    if w.txn != super::worker::Txn::Idle {
+        w.lock_capture(&st.writes)?;
     }
     w.note_snapshot();
     if let Some(r) = ivm_bridge::rewrite_for_capture(w, text)? {

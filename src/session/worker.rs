@@ -163,7 +163,6 @@ impl Worker {
         several: bool,
         out: &Out,
     ) -> Result<(), SqlError> {
-        self.lock_capture(&exec::write_targets(text, &cmd))?;
         // Statements of a multi-statement message share one implicit
         // transaction (a new one after an explicit COMMIT, as PostgreSQL
         // does). Writes always run in a transaction of their own: DuckDB can
@@ -196,14 +195,10 @@ impl Worker {
             if self.txn == Txn::Failed && !exec::is_transaction_control(&cmd) {
                 return Err(SqlError::new("25P02", ABORTED));
             }
-            // Preparing inside a transaction fixes its snapshot: a write to
-            // a tracked table waits for the capture lock before that.
-            if self.txn != Txn::Idle {
-                self.arm_timeout();
-                let r = self.lock_capture(&exec::write_targets(&body, &cmd));
-                self.disarm_timeout(r)?;
-            }
-            exec::prepare(self, &body, cmd, oids)
+            // Inside a transaction, preparing may wait for the capture lock.
+            self.arm_timeout();
+            let r = exec::prepare(self, &body, cmd, oids);
+            self.disarm_timeout(r)
         })();
         match result {
             Ok(stmt) => {
@@ -324,9 +319,6 @@ impl Worker {
             self.check_not_failed()?;
             self.arm_timeout();
             let r = (|| {
-                if matches!(portal.state, PortalState::New) {
-                    self.lock_capture(portal.stmt.writes())?;
-                }
                 if self.txn == Txn::Idle
                     && matches!(portal.state, PortalState::New)
                     && !portal.stmt.is_empty()
@@ -631,7 +623,7 @@ impl Worker {
     }
 
     /// Disarms statement_timeout; a cancel it caused gets PostgreSQL's message.
-    pub(crate) fn disarm_timeout(&mut self, r: Result<(), SqlError>) -> Result<(), SqlError> {
+    pub(crate) fn disarm_timeout<T>(&mut self, r: Result<T, SqlError>) -> Result<T, SqlError> {
         let fired = self.watchdog.as_ref().is_some_and(|w| w.disarm());
         match r {
             Err(mut e) if fired && e.code == "57014" => {
