@@ -12,7 +12,6 @@ use crate::bench::data::{self, Sizes};
 use crate::bench::error::BenchError;
 use crate::bench::measure::{connect, exec, scalar, scalar_i64, timed};
 use crate::bench::report::{self, percent, Noop, RefreshPoint, Results, Streaming, ViewResult};
-use crate::bench::server::{default_binary, Server};
 use crate::bench::stats::{median, ms, ratio};
 use crate::bench::views::{self, View, VIEWS};
 use crate::bench::{capture, stream, svg};
@@ -24,21 +23,8 @@ pub async fn main(args: Args) -> Result<bool, BenchError> {
             "need --reps ≥ 1, --sf > 0 and change fractions in (0, 1]".into(),
         ));
     }
-    let mut server = None;
-    let dsn = match &args.dsn {
-        Some(dsn) => dsn.clone(),
-        None => {
-            let bin = match &args.server_bin {
-                Some(b) => b.clone(),
-                None => default_binary()?,
-            };
-            let s = Server::start(&bin)?;
-            eprintln!("[server] {} listening on {}", bin.display(), s.addr);
-            let dsn = s.dsn();
-            server = Some(s);
-            dsn
-        }
-    };
+    let (dsn, server) =
+        crate::bench::server::target(args.dsn.as_deref(), args.server_bin.as_deref())?;
     let outcome = bench(&args, &dsn).await;
     if let Some(mut s) = server {
         let stopped = s.stop();

@@ -8,7 +8,6 @@
 use tokio_postgres::Client;
 
 use crate::bench::cli::Args;
-use crate::bench::server::{default_binary, Server};
 
 use crate::bench::error::BenchError;
 use crate::bench::measure::{connect, exec, scalar_i64, timed};
@@ -202,21 +201,8 @@ pub fn markdown(results: &[SeedResult]) -> String {
 /// `duckmv-bench --seed-joins`: starts a server unless `--dsn` names one, runs, prints the
 /// table; Ok(false) when an oracle failed.
 pub async fn main(args: Args) -> Result<bool, BenchError> {
-    let mut server = None;
-    let dsn = match &args.dsn {
-        Some(dsn) => dsn.clone(),
-        None => {
-            let bin = match &args.server_bin {
-                Some(b) => b.clone(),
-                None => default_binary()?,
-            };
-            let s = Server::start(&bin)?;
-            eprintln!("[server] {} listening on {}", bin.display(), s.addr);
-            let dsn = s.dsn();
-            server = Some(s);
-            dsn
-        }
-    };
+    let (dsn, server) =
+        crate::bench::server::target(args.dsn.as_deref(), args.server_bin.as_deref())?;
     let outcome = async {
         let client = connect(&dsn).await?;
         run(&client, args.reps.max(1)).await

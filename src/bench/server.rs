@@ -198,6 +198,25 @@ pub fn strip_ansi(s: &str) -> String {
     out
 }
 
+/// The server to benchmark: `dsn` when given, else one started from
+/// `bin` (default: the duckmv next to this binary), kept alive by the
+/// returned handle.
+pub fn target(
+    dsn: Option<&str>,
+    bin: Option<&Path>,
+) -> Result<(String, Option<Server>), BenchError> {
+    if let Some(dsn) = dsn {
+        return Ok((dsn.to_string(), None));
+    }
+    let bin = match bin {
+        Some(b) => b.to_path_buf(),
+        None => default_binary()?,
+    };
+    let s = Server::start(&bin)?;
+    eprintln!("[server] {} listening on {}", bin.display(), s.addr);
+    Ok((s.dsn(), Some(s)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
