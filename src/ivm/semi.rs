@@ -118,22 +118,27 @@ pub fn block_terms(
     let mut from = items_cur(sources, items);
     // The candidates as one FROM item under the left table's alias, when they can be named so.
     let mut candidates = None;
+    // Per changed filter: a left row is a candidate when one of the right
+    // side's change terms matches it.
+    let touched = |i: usize| -> Vec<String> {
+        right[i]
+            .iter()
+            .map(|d| {
+                let mut c = d.conds.clone();
+                c.push(exists[i].filter.clone());
+                format!(
+                    "EXISTS (SELECT 1 FROM {} WHERE {})",
+                    d.from,
+                    c.join(" AND ")
+                )
+            })
+            .collect()
+    };
     match (moved.as_slice(), items) {
         // One left table, one changed filter: the candidates are picked before the counts are
         // taken (inside a subquery, so the filter's names resolve as the user wrote them).
         ([i], [it]) if !matches!(it.from, ItemFrom::Tree(_)) => {
-            let any: Vec<String> = right[*i]
-                .iter()
-                .map(|d| {
-                    let mut c = d.conds.clone();
-                    c.push(exists[*i].filter.clone());
-                    format!(
-                        "EXISTS (SELECT 1 FROM {} WHERE {})",
-                        d.from,
-                        c.join(" AND ")
-                    )
-                })
-                .collect();
+            let any = touched(*i);
             from = format!(
                 "(SELECT * FROM {from} WHERE {}) AS {}",
                 any.join(" OR "),
@@ -144,20 +149,7 @@ pub fn block_terms(
             }
         }
         _ => {
-            let any: Vec<String> = moved
-                .iter()
-                .flat_map(|i| {
-                    right[*i].iter().map(|d| {
-                        let mut c = d.conds.clone();
-                        c.push(exists[*i].filter.clone());
-                        format!(
-                            "EXISTS (SELECT 1 FROM {} WHERE {})",
-                            d.from,
-                            c.join(" AND ")
-                        )
-                    })
-                })
-                .collect();
+            let any: Vec<String> = moved.iter().flat_map(|i| touched(*i)).collect();
             conds.push(format!("({})", any.join(" OR ")));
         }
     }
