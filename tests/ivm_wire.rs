@@ -580,3 +580,71 @@ fn copy_from_stdin_is_captured_and_copy_to_stdout_round_trips() {
         "psql printed:\n{out}"
     );
 }
+
+/// A refresh with nothing pending is answered without asking DuckDB; every way a view can get
+/// work after such a refresh must still reach it: another session's commit (not its
+/// uncommitted writes), a refresh of the view it reads, REFRESH WITH NO DATA, a rolled-back
+/// refresh, and a view dropped and created again under the same name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refresh_with_nothing_pending_still_sees_every_later_change() {
+    let server = TestServer::start();
+    let a = server.client().await;
+    let b = server.client().await;
+    let (q1, q2) = (
+        "SELECT g, sum(v) AS s, count(*) AS n FROM t GROUP BY g",
+        "SELECT g, s FROM v1 WHERE n > 1",
+    );
+    exec(&a, "CREATE TABLE t (g INT, v INT)").await;
+    exec(&a, "INSERT INTO t SELECT i % 3, i FROM range(10) r(i)").await;
+    exec(&a, &format!("CREATE MATERIALIZED VIEW v1 AS {q1}")).await;
+    exec(&a, &format!("CREATE MATERIALIZED VIEW v2 AS {q2}")).await;
+    for v in ["v1", "v2", "v1", "v2"] {
+        exec(&a, &format!("REFRESH MATERIALIZED VIEW {v}")).await;
+    }
+
+    // Uncommitted writes of another session are not this refresh's; its commit is the next's.
+    exec(&b, "BEGIN; INSERT INTO t VALUES (1, 100), (5, 1), (5, 2)").await;
+    exec(&a, "REFRESH MATERIALIZED VIEW v1").await;
+    oracle(&a, "v1", q1, "a writer still open").await;
+    exec(&b, "COMMIT").await;
+    // v2 has nothing pending until v1 is refreshed, which feeds its delta.
+    exec(&a, "REFRESH MATERIALIZED VIEW v2").await;
+    exec(&a, "REFRESH MATERIALIZED VIEW v1").await;
+    oracle(&a, "v1", q1, "the writer committed").await;
+    exec(&a, "REFRESH MATERIALIZED VIEW v2").await;
+    oracle(&a, "v2", q2, "v1 fed v2").await;
+
+    // Changes consumed inside a rolled-back block are still pending afterwards.
+    exec(&b, "DELETE FROM t WHERE g = 5").await;
+    exec(&a, "BEGIN; REFRESH MATERIALIZED VIEW v1; ROLLBACK").await;
+    exec(&a, "REFRESH MATERIALIZED VIEW v1").await;
+    oracle(&a, "v1", q1, "a rolled-back refresh").await;
+
+    // WITH NO DATA empties the view; the next refresh fills it again.
+    exec(&a, "REFRESH MATERIALIZED VIEW v2").await;
+    exec(&a, "REFRESH MATERIALIZED VIEW v2").await;
+    exec(&b, "REFRESH MATERIALIZED VIEW v2 WITH NO DATA").await;
+    assert!(a.simple_query("SELECT * FROM v2").await.is_err());
+    exec(&a, "REFRESH MATERIALIZED VIEW v2").await;
+    oracle(&a, "v2", q2, "WITH NO DATA, then a refresh").await;
+
+    // The same name for a new, unpopulated view with another definition.
+    exec(&b, "DROP MATERIALIZED VIEW v2").await;
+    let q3 = "SELECT g FROM v1";
+    exec(
+        &b,
+        &format!("CREATE MATERIALIZED VIEW v2 AS {q3} WITH NO DATA"),
+    )
+    .await;
+    exec(&a, "REFRESH MATERIALIZED VIEW v2").await;
+    oracle(&a, "v2", q3, "a new view under the same name").await;
+
+    // A block that wrote before refreshing consumes its own change.
+    exec(&a, "REFRESH MATERIALIZED VIEW v1").await;
+    exec(
+        &a,
+        "BEGIN; INSERT INTO t VALUES (7, 7); REFRESH MATERIALIZED VIEW v1; COMMIT",
+    )
+    .await;
+    oracle(&a, "v1", q1, "a write and a refresh in one block").await;
+}

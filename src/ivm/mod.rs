@@ -14,6 +14,7 @@ mod catalog;
 mod compile;
 mod error;
 mod hot;
+mod keyed;
 mod mode;
 mod outer;
 pub mod plan;
@@ -84,6 +85,8 @@ pub struct CreateView {
 pub struct Outcome {
     pub notices: Vec<String>,
     pub rows: u64,
+    /// Whether the refresh wrote changes for views that read this one.
+    pub downstream: bool,
 }
 
 /// Creates the internal schema and catalog tables if absent (idempotent; called at server start).
@@ -101,7 +104,7 @@ pub fn create_view(db: &mut dyn Sql, v: &CreateView) -> Result<Outcome, IvmError
         if v.if_not_exists {
             return Ok(Outcome {
                 notices: vec![format!("relation \"{name}\" already exists, skipping")],
-                rows: 0,
+                ..Outcome::default()
             });
         }
         return Err(IvmError::AlreadyExists(name));

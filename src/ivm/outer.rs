@@ -17,6 +17,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::keyed;
 use super::plan::{rel_cur, Item, ItemFrom, Source};
 use super::term::{delta_sum_query, fresh, item_cur, item_delta, Term};
 
@@ -193,6 +194,19 @@ fn padded_part(sources: &[Source], p: &Tree, o: &Tree, on: &str, changed: &[bool
     // P_now · (t_now − t_old): only rows matching a changed row of o can cross zero; a single
     // delta term lets a semi join pick them before any count is taken.
     let k = fresh(&format!("{pc}|{oc}|{on}"));
+    if let Some(keys) = leaves(p, o)
+        .and_then(|(pl, ol)| keyed::split(on, &side(sources, pl), &side(sources, ol), false))
+    {
+        // An equi-join: counts per changed key, no correlated count per row.
+        let j = keyed::join_changed(&keys, &pc, &oc, &dq, k);
+        let now = &j.now;
+        out.push(Term {
+            from: format!("({} LEFT JOIN {oe} ON FALSE)", j.from),
+            conds: vec![format!("(({now} = 0) <> ({now} - {} = 0))", j.delta)],
+            mult: vec![format!("CASE WHEN {now} = 0 THEN 1 ELSE -1 END")],
+        });
+        return out;
+    }
     let (n, d) = (format!("_mv_n{k}"), format!("_mv_d{k}"));
     let mut conds = Vec::new();
     // With one delta term and a single preserved table, the candidates can also be named as a
@@ -241,6 +255,17 @@ fn padded_part(sources: &[Source], p: &Tree, o: &Tree, on: &str, changed: &[bool
         mult: vec![format!("CASE WHEN {n}.n = 0 THEN 1 ELSE -1 END")],
     });
     out
+}
+
+/// A leaf as one side of a join predicate (a table's columns let unqualified names be placed).
+pub fn side<'a>(sources: &'a [Source], item: &'a Item) -> keyed::Side<'a> {
+    keyed::Side {
+        alias: &item.alias,
+        columns: match item.from {
+            ItemFrom::Source(i) => &sources[i].columns,
+            _ => &[],
+        },
+    }
 }
 
 /// Both operands when each is a single table or subquery (the restricted counts name them).

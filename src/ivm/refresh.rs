@@ -24,6 +24,8 @@ struct Pending {
     populated: bool,
     /// Delta rows per source (0 for sources without a delta table).
     rows: Vec<u64>,
+    /// Delta tables of the views that read this one.
+    downstream: Vec<String>,
 }
 
 /// Refreshes the view called `name`. `cache` may hold its compiled plan; without one (tests)
@@ -76,6 +78,7 @@ pub fn refresh(db: &mut dyn Sql, view: &ViewRow, with_data: bool) -> Result<Outc
     let pending = Pending {
         populated: view.populated,
         rows: vec![0; view.plan.sources.len()],
+        downstream: catalog::downstream_deltas(db, view.plan.id)?,
     };
     refresh_probed(db, view, &pending, with_data, RefreshMode::Incremental)
 }
@@ -94,7 +97,7 @@ fn refresh_probed(
         || matches!(view.plan.body, Body::Full { .. })
         || mode == RefreshMode::Full
     {
-        return recompute(db, view, pending.populated);
+        return recompute(db, view, pending.populated, &pending.downstream);
     }
     let changed: Vec<bool> = pending.rows.iter().map(|r| *r > 0).collect();
     if !changed.iter().any(|c| *c) {
@@ -110,15 +113,15 @@ fn refresh_probed(
     if mode == RefreshMode::Auto && mode::may_prefer_full(&delta) {
         let base = base_rows(db, &view.plan, &changed)?;
         if mode::prefer_full(&view.plan, &delta, &base) {
-            return recompute(db, view, true);
+            return recompute(db, view, true, &pending.downstream);
         }
     }
-    incremental(db, view, &changed)
+    incremental(db, view, &changed, &pending.downstream)
 }
 
 /// One query: whether the view (this id, this name) exists in this transaction, whether it is
-/// populated, and how many delta rows each source has — the whole cost of a refresh with
-/// nothing to do. None when the view is not there.
+/// populated, how many delta rows each source has, and which views read it — the whole cost of
+/// a refresh with nothing to do. None when the view is not there.
 fn probe(db: &mut dyn Sql, view: &ViewRow) -> Result<Option<Pending>, IvmError> {
     let mut cols = vec!["populated".to_string()];
     for s in &view.plan.sources {
@@ -127,6 +130,12 @@ fn probe(db: &mut dyn Sql, view: &ViewRow) -> Result<Option<Pending>, IvmError> 
             None => "0".to_string(),
         });
     }
+    // Delta table names are internal (`_duckmv.d_<id>_<name>`): chr(31) never occurs in them.
+    cols.push(format!(
+        "(SELECT string_agg(delta_table, chr(31) ORDER BY view_id) FROM _duckmv.view_sources \
+         WHERE source_view_id = {} AND delta_table IS NOT NULL)",
+        view.id
+    ));
     let sql = format!(
         "SELECT {} FROM _duckmv.views WHERE id = {} AND name = {} AND schema = {}",
         cols.join(", "),
@@ -138,9 +147,14 @@ fn probe(db: &mut dyn Sql, view: &ViewRow) -> Result<Option<Pending>, IvmError> 
     let Some(row) = rows.into_iter().next() else {
         return Ok(None);
     };
+    let n = view.plan.sources.len();
     Ok(Some(Pending {
         populated: row[0].as_deref() == Some("true"),
-        rows: row[1..]
+        downstream: row[n + 1]
+            .as_deref()
+            .map(|d| d.split('\u{1f}').map(str::to_string).collect())
+            .unwrap_or_default(),
+        rows: row[1..=n]
             .iter()
             .map(|v| v.as_deref().and_then(|v| v.parse().ok()).unwrap_or(0))
             .collect(),
@@ -166,10 +180,14 @@ fn base_rows(db: &mut dyn Sql, plan: &Plan, changed: &[bool]) -> Result<Vec<u64>
         .collect())
 }
 
-fn incremental(db: &mut dyn Sql, view: &ViewRow, changed: &[bool]) -> Result<Outcome, IvmError> {
+fn incremental(
+    db: &mut dyn Sql,
+    view: &ViewRow,
+    changed: &[bool],
+    downstream: &[String],
+) -> Result<Outcome, IvmError> {
     let plan = &view.plan;
     let start = Instant::now();
-    let downstream = catalog::downstream_deltas(db, plan.id)?;
     let work = plan::work(plan.id);
     let mut rows = 0u64;
     match &plan.body {
@@ -179,10 +197,10 @@ fn incremental(db: &mut dyn Sql, view: &ViewRow, changed: &[bool]) -> Result<Out
                     // Nobody needs the change kept: merge it straight from the deltas.
                     let merge = merge_from(&plan::bag_merge_sql(plan), &work, &delta)?;
                     rows += db.exec_hot(&merge, &[])?;
-                    return finish(db, plan, changed, start, rows, false);
+                    return finish(db, plan, changed, start, rows, false, false);
                 }
                 db.exec_hot(&format!("INSERT INTO {work} {delta}"), &[])?;
-                for d in &downstream {
+                for d in downstream {
                     let change = if *distinct {
                         plan::distinct_transitions_sql(plan)
                     } else {
@@ -202,12 +220,12 @@ fn incremental(db: &mut dyn Sql, view: &ViewRow, changed: &[bool]) -> Result<Out
                     let merge = merge_from(&plan::agg_apply_sql(plan, a), &work, &delta)?;
                     rows += db.exec_hot(&merge, &[])?;
                 }
-                return finish(db, plan, changed, start, rows, false);
+                return finish(db, plan, changed, start, rows, false, false);
             }
             if let Some(fill) = plan::agg_fill_work_sql(plan, a, changed) {
                 db.exec_hot(&fill, &[])?;
                 let affected = plan::agg_affected_rel(plan, a);
-                for d in &downstream {
+                for d in downstream {
                     db.exec_hot(
                         &format!(
                             "INSERT INTO {d} SELECT *, -1 FROM ({})",
@@ -228,7 +246,7 @@ fn incremental(db: &mut dyn Sql, view: &ViewRow, changed: &[bool]) -> Result<Out
                         }
                     }
                 }
-                for d in &downstream {
+                for d in downstream {
                     db.exec_hot(
                         &format!(
                             "INSERT INTO {d} SELECT *, 1 FROM ({})",
@@ -241,7 +259,7 @@ fn incremental(db: &mut dyn Sql, view: &ViewRow, changed: &[bool]) -> Result<Out
         }
         Body::Full { .. } => unreachable!("full views are recomputed"),
     }
-    finish(db, plan, changed, start, rows, true)
+    finish(db, plan, changed, start, rows, true, !downstream.is_empty())
 }
 
 /// Empties the work table (when used) and the consumed deltas, and records the refresh.
@@ -252,6 +270,7 @@ fn finish(
     start: Instant,
     rows: u64,
     used_work: bool,
+    downstream: bool,
 ) -> Result<Outcome, IvmError> {
     if used_work {
         db.exec_hot(&format!("DELETE FROM {}", plan::work(plan.id)), &[])?;
@@ -266,6 +285,7 @@ fn finish(
     Ok(Outcome {
         notices: Vec::new(),
         rows,
+        downstream,
     })
 }
 
@@ -290,21 +310,25 @@ pub fn state_sql(plan: &Plan) -> String {
 
 /// Recomputes the storage from scratch and marks the view populated. Downstream views get the
 /// old rows with −1 and the new rows with +1.
-fn recompute(db: &mut dyn Sql, view: &ViewRow, populated: bool) -> Result<Outcome, IvmError> {
+fn recompute(
+    db: &mut dyn Sql,
+    view: &ViewRow,
+    populated: bool,
+    downstream: &[String],
+) -> Result<Outcome, IvmError> {
     let plan = &view.plan;
     let start = Instant::now();
-    let downstream = catalog::downstream_deltas(db, plan.id)?;
     let out = plan::output_view(plan.id);
     let storage = plan::storage(plan.id);
     if populated {
-        for d in &downstream {
+        for d in downstream {
             db.exec_hot(&format!("INSERT INTO {d} SELECT *, -1 FROM {out}"), &[])?;
         }
     }
     let mut rows = db.exec_hot(&format!("DELETE FROM {storage}"), &[])?;
     rows += db.exec_hot(&format!("INSERT INTO {storage} {}", state_sql(plan)), &[])?;
     capture::clear(db, plan)?;
-    for d in &downstream {
+    for d in downstream {
         db.exec_hot(&format!("INSERT INTO {d} SELECT *, 1 FROM {out}"), &[])?;
     }
     if !populated {
@@ -321,16 +345,19 @@ fn recompute(db: &mut dyn Sql, view: &ViewRow, populated: bool) -> Result<Outcom
     Ok(Outcome {
         notices: Vec::new(),
         rows,
+        downstream: !downstream.is_empty(),
     })
 }
 
 /// `REFRESH ... WITH NO DATA`: empties the storage; reading the view fails until the next refresh.
 fn unpopulate(db: &mut dyn Sql, view: &ViewRow, populated: bool) -> Result<Outcome, IvmError> {
     let plan = &view.plan;
+    let mut downstream = false;
     if populated {
         let out = plan::output_view(plan.id);
         for d in &catalog::downstream_deltas(db, plan.id)? {
             db.exec(&format!("INSERT INTO {d} SELECT *, -1 FROM {out}"))?;
+            downstream = true;
         }
     }
     let rows = db.exec(&format!("DELETE FROM {}", plan::storage(plan.id)))?;
@@ -345,5 +372,6 @@ fn unpopulate(db: &mut dyn Sql, view: &ViewRow, populated: bool) -> Result<Outco
     Ok(Outcome {
         notices: Vec::new(),
         rows,
+        downstream,
     })
 }

@@ -14,7 +14,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::outer::restricted_count;
+use super::keyed;
+use super::outer::{restricted_count, side};
 use super::plan::{Item, ItemFrom, Source};
 use super::term::{delta_sum_query, fresh, items_cur, items_delta, Term};
 
@@ -115,6 +116,30 @@ pub fn block_terms(
             conds.push(cond_cur(sources, e));
         }
     }
+    // One left item and one changed equi-join filter on one right item: counts per changed key.
+    if let ([i], [it]) = (moved.as_slice(), items) {
+        let e = &exists[*i];
+        if let Some(keys) = match (&it.from, e.items.as_slice()) {
+            (ItemFrom::Tree(_), _) => None,
+            (_, [r]) if !matches!(r.from, ItemFrom::Tree(_)) => {
+                keyed::split(&e.filter, &side(sources, it), &side(sources, r), true)
+            }
+            _ => None,
+        } {
+            let cur = items_cur(sources, items);
+            let k = fresh(&format!("{i}|{}|{cur}", e.filter));
+            let j = keyed::join_changed(&keys, &cur, &items_cur(sources, &e.items), &right[*i], k);
+            let now = holds(e, &j.now);
+            let before = holds(e, &format!("{} - {}", j.now, j.delta));
+            conds.push(format!("(({now}) <> ({before}))"));
+            out.push(Term {
+                from: j.from,
+                conds,
+                mult: vec![format!("CASE WHEN {now} THEN 1 ELSE -1 END")],
+            });
+            return out;
+        }
+    }
     let mut from = items_cur(sources, items);
     // The candidates as one FROM item under the left table's alias, when they can be named so.
     let mut candidates = None;
@@ -159,8 +184,6 @@ pub fn block_terms(
         let e = &exists[*i];
         let k = fresh(&format!("{i}|{}|{}", e.filter, from));
         let (n, d) = (format!("_mv_n{k}"), format!("_mv_d{k}"));
-        // A single right table is counted only over its rows matching some candidate (see
-        // `outer::restricted_count`): DuckDB would otherwise group all of it by the correlation.
         // A single right table is counted only over its rows matching some candidate (see
         // `outer::restricted_count`): DuckDB would otherwise group all of it by the correlation.
         // The restriction evaluates the filter with both tables in one scope, where the

@@ -6,15 +6,23 @@
 //! server clears the cache after every CREATE, DROP or ALTER of a materialized view and every
 //! rollback. A probe that fails (a concurrent session dropped the view's tables) drops the entry,
 //! so the next refresh reads the catalog again.
+//!
+//! It also remembers, per view, the capture epoch at which a committed refresh left nothing
+//! pending. Every transaction that could leave a view something to do (a write to a table views
+//! read, a refresh feeding other views, REFRESH WITH NO DATA, DDL on materialized views) moves
+//! the epoch on after it ends, so a refresh whose transaction started at that same epoch has
+//! nothing to do and need not ask DuckDB.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use super::catalog::ViewRow;
+use super::text::split_name;
 
 #[derive(Default)]
 pub struct ViewCache {
     views: Mutex<HashMap<(String, String), Arc<ViewRow>>>,
+    clean: Mutex<HashMap<(String, String), u64>>,
 }
 
 fn key(schema: &str, name: &str) -> (String, String) {
@@ -37,5 +45,19 @@ impl ViewCache {
     /// Forgets everything (after DDL on materialized views, or a rollback).
     pub fn clear(&self) {
         self.views.lock().unwrap().clear();
+        self.clean.lock().unwrap().clear();
+    }
+
+    /// Records that a committed refresh of `name` (schema-qualified or not) whose transaction
+    /// began at capture `epoch` left nothing pending.
+    pub fn mark_clean(&self, name: &str, epoch: u64) {
+        let (schema, n) = split_name(name);
+        self.clean.lock().unwrap().insert(key(&schema, &n), epoch);
+    }
+
+    /// Whether `name` was left with nothing pending at `epoch`.
+    pub fn is_clean(&self, name: &str, epoch: u64) -> bool {
+        let (schema, n) = split_name(name);
+        self.clean.lock().unwrap().get(&key(&schema, &n)) == Some(&epoch)
     }
 }

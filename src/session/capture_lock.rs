@@ -64,6 +64,12 @@ impl CaptureLock {
         self.epoch.load(Ordering::SeqCst)
     }
 
+    /// Moves the epoch on: a transaction that ended changed what views have pending without
+    /// holding the lock (a refresh feeding other views' deltas, DDL on materialized views).
+    pub fn bump(&self) {
+        self.epoch.fetch_add(1, Ordering::SeqCst);
+    }
+
     /// Decides whether `session`'s statement writing `tables` may run now,
     /// and registers its writes if so. `holding`: the session has the lock.
     pub fn admit(

@@ -78,6 +78,7 @@ pub fn run_command(w: &mut Worker, cmd: &Command, out: &Out) -> Result<String, S
             if_not_exists,
         } => {
             check_internal_name(name)?;
+            w.bump_at_end = true;
             w.prepare_create(query)?;
             let v = ivm::CreateView {
                 name: display(name),
@@ -102,15 +103,20 @@ pub fn run_command(w: &mut Worker, cmd: &Command, out: &Out) -> Result<String, S
             (o, tag)
         }
         Command::RefreshMatView { name, with_data } => {
-            let lock = w.shared.refresh_lock(&name.name);
-            let _guard = lock.lock().unwrap();
             let mode = w.settings.get("duckmv.refresh_mode").unwrap_or_default();
             let mode = ivm::RefreshMode::parse(&mode).map_err(ivm_err)?;
+            let tag = "REFRESH MATERIALIZED VIEW".to_string();
+            if *with_data && mode != ivm::RefreshMode::Full && w.refresh_is_noop(&name.name) {
+                return Ok(tag);
+            }
+            let lock = w.shared.refresh_lock(&name.name);
+            let _guard = lock.lock().unwrap();
             let mut db = super::hot_sql::HotSql::new(&w.conn, &mut w.hot);
             let o =
                 ivm::refresh_view_cached(&mut db, &w.shared.views, &name.name, *with_data, mode)
                     .map_err(ivm_err)?;
-            (o, "REFRESH MATERIALIZED VIEW".into())
+            w.after_refresh(&name.name, *with_data, o.downstream);
+            (o, tag)
         }
         Command::DropMatView {
             names,
@@ -291,6 +297,7 @@ pub fn reload_matviews(w: &mut Worker) {
     use ivm::Sql;
     // Compiled plans may belong to views that were just dropped, renamed or rolled back.
     w.shared.views.clear();
+    w.bump_at_end = true;
     if let Ok(rows) = ConnSql(&w.conn).query("SELECT name FROM _duckmv.views") {
         w.shared.set_matviews(
             rows.into_iter()

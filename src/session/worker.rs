@@ -50,6 +50,12 @@ pub struct Worker {
     wrote: bool,
     /// Names a CREATE MATERIALIZED VIEW of this transaction announced.
     creating: HashSet<String>,
+    /// Views this transaction refreshed before doing anything that could leave them work: marked
+    /// clean at `snapshot_epoch` if it commits (see `ivm::ViewCache`).
+    refreshed: Vec<String>,
+    /// Whether the capture epoch must move on when this transaction ends (it fed other views'
+    /// deltas, unpopulated a view, or changed materialized views).
+    pub(crate) bump_at_end: bool,
 }
 
 const ABORTED: &str =
@@ -76,6 +82,8 @@ impl Worker {
             snapshot_epoch: None,
             wrote: false,
             creating: HashSet::new(),
+            refreshed: Vec::new(),
+            bump_at_end: false,
         }
     }
 
@@ -433,6 +441,27 @@ impl Worker {
         Ok(())
     }
 
+    /// Whether REFRESH of `name` has nothing to do: a committed refresh left it with nothing
+    /// pending at the capture epoch this transaction started from, and this transaction has not
+    /// written anything a view reads since.
+    pub(crate) fn refresh_is_noop(&self, name: &str) -> bool {
+        !self.wrote
+            && !self.bump_at_end
+            && self
+                .snapshot_epoch
+                .is_some_and(|e| self.shared.views.is_clean(name, e))
+    }
+
+    /// After a REFRESH ran: remember the view for marking at commit, or that the epoch must move.
+    pub(crate) fn after_refresh(&mut self, name: &str, with_data: bool, fed_others: bool) {
+        if with_data && !self.wrote && !self.bump_at_end {
+            self.refreshed.push(name.to_string());
+        }
+        if fed_others || !with_data {
+            self.bump_at_end = true;
+        }
+    }
+
     /// Called before a statement reaches DuckDB: the first one of a
     /// transaction fixes its snapshot.
     pub(crate) fn note_snapshot(&mut self) {
@@ -445,6 +474,16 @@ impl Worker {
     fn release_capture_if_idle(&mut self) {
         if self.txn == Txn::Idle {
             let lock = &self.shared.capture_lock;
+            if let Some(e) = self.snapshot_epoch {
+                for name in self.refreshed.drain(..) {
+                    self.shared.views.mark_clean(&name, e);
+                }
+            }
+            self.refreshed.clear();
+            if self.bump_at_end {
+                lock.bump();
+                self.bump_at_end = false;
+            }
             if self.wrote {
                 lock.forget_writes(self.session_id);
                 self.wrote = false;
@@ -516,6 +555,7 @@ impl Worker {
 
     /// Caches that mirror catalog state may hold rolled-back changes.
     fn after_rollback(&mut self) {
+        self.refreshed.clear();
         super::ivm_bridge::reload_matviews(self);
     }
 

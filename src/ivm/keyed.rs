@@ -1,0 +1,334 @@
+//! Match counts per join key. When the predicate linking a row to the other side of an outer or
+//! semi join is a conjunction of equalities between the two sides plus conditions on the other
+//! side alone, a row's match count depends only on its key. The change of "has a match" is then
+//! found by grouping the changed rows of the other side by key (a few rows), counting the other
+//! side only for those keys, and joining the result to the preserved side by key: hash joins
+//! over small inputs, instead of a correlated count per candidate row that DuckDB decorrelates
+//! into a plan over the whole preserved side.
+
+use sqlparser::ast::{BinaryOperator, Expr, InTarget, Visit};
+use sqlparser::dialect::GenericDialect;
+use sqlparser::parser::Parser;
+use std::ops::ControlFlow;
+
+use super::term::Term;
+
+/// One side of the predicate: its alias (as the plan quotes it) and, for a table, its columns
+/// (for unqualified names).
+pub struct Side<'a> {
+    pub alias: &'a str,
+    pub columns: &'a [String],
+}
+
+/// The predicate split: `pairs` are (preserved-side expression, other-side expression) whose
+/// equality the predicate requires; `filter` holds the conjuncts on the other side alone.
+#[derive(Debug, PartialEq)]
+pub struct Keys {
+    pub pairs: Vec<(String, String)>,
+    pub filter: Vec<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Owner {
+    None,
+    P,
+    O,
+    Mixed,
+}
+
+fn join(a: Owner, b: Owner) -> Owner {
+    match (a, b) {
+        (Owner::None, x) | (x, Owner::None) => x,
+        (x, y) if x == y => x,
+        _ => Owner::Mixed,
+    }
+}
+
+fn unquote(alias: &str) -> &str {
+    alias.trim_matches('"')
+}
+
+/// Which side an expression reads. `inner_first`: an unqualified name found on both sides means
+/// the other side (a subquery's own table shadows the outer one); otherwise it is ambiguous.
+/// None when a name cannot be placed or the expression holds a subquery.
+fn owner(e: &Expr, p: &Side, o: &Side, inner_first: bool) -> Option<Owner> {
+    let mut own = Owner::None;
+    let flow = e.visit(&mut FnVisitor(|x: &Expr| {
+        let side = match x {
+            Expr::Subquery(_)
+            | Expr::Exists { .. }
+            | Expr::In {
+                target: InTarget::Subquery(_),
+                ..
+            } => None,
+            Expr::CompoundIdentifier(parts) if parts.len() == 2 => {
+                let a = &parts[0].value;
+                if a.eq_ignore_ascii_case(unquote(p.alias)) {
+                    Some(Owner::P)
+                } else if a.eq_ignore_ascii_case(unquote(o.alias)) {
+                    Some(Owner::O)
+                } else {
+                    None
+                }
+            }
+            Expr::CompoundIdentifier(_) => None,
+            Expr::Identifier(id) => {
+                let has = |s: &Side| s.columns.iter().any(|c| c.eq_ignore_ascii_case(&id.value));
+                match (has(p), has(o)) {
+                    (_, true) if inner_first => Some(Owner::O),
+                    (true, false) => Some(Owner::P),
+                    (false, true) => Some(Owner::O),
+                    _ => None,
+                }
+            }
+            _ => Some(Owner::None),
+        };
+        match side {
+            Some(s) => {
+                own = join(own, s);
+                ControlFlow::Continue(())
+            }
+            None => ControlFlow::Break(()),
+        }
+    }));
+    (!flow.is_break()).then_some(own)
+}
+
+struct FnVisitor<F>(F);
+
+impl<F: FnMut(&Expr) -> ControlFlow<()>> sqlparser::ast::Visitor for FnVisitor<F> {
+    type Break = ();
+    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+        (self.0)(e)
+    }
+}
+
+fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::Nested(inner) => conjuncts(*inner, out),
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::And,
+            right,
+        } => {
+            conjuncts(*left, out);
+            conjuncts(*right, out);
+        }
+        other => out.push(other),
+    }
+}
+
+/// Splits `pred` into key pairs and other-side conditions; None when some conjunct reads the
+/// preserved side other than through an equality with the other side (or cannot be placed).
+pub fn split(pred: &str, p: &Side, o: &Side, inner_first: bool) -> Option<Keys> {
+    let expr = Parser::new(&GenericDialect {})
+        .try_with_sql(pred)
+        .ok()?
+        .parse_expr()
+        .ok()?;
+    let mut parts = Vec::new();
+    conjuncts(expr, &mut parts);
+    let mut keys = Keys {
+        pairs: Vec::new(),
+        filter: Vec::new(),
+    };
+    for c in parts {
+        match owner(&c, p, o, inner_first)? {
+            Owner::O | Owner::None => keys.filter.push(format!("({c})")),
+            Owner::P => return None,
+            Owner::Mixed => {
+                let Expr::BinaryOp {
+                    left,
+                    op: BinaryOperator::Eq,
+                    right,
+                } = &c
+                else {
+                    return None;
+                };
+                match (
+                    owner(left, p, o, inner_first)?,
+                    owner(right, p, o, inner_first)?,
+                ) {
+                    (Owner::P, Owner::O) => keys.pairs.push((left.to_string(), right.to_string())),
+                    (Owner::O, Owner::P) => keys.pairs.push((right.to_string(), left.to_string())),
+                    _ => return None,
+                }
+            }
+        }
+    }
+    (!keys.pairs.is_empty()).then_some(keys)
+}
+
+fn key(i: usize) -> String {
+    format!("_mv_k{i}")
+}
+
+/// The net change of matching rows per key, keys whose net change is zero left out (their count
+/// cannot cross zero): columns `_mv_k0…` and `_mv_kd`.
+pub fn delta_by_key(keys: &Keys, dq: &[Term]) -> String {
+    let ks = key_list(keys, "");
+    format!(
+        "SELECT {ks}, sum(_mv_m) AS _mv_kd FROM ({}) AS _mv_u GROUP BY {ks} HAVING sum(_mv_m) <> 0",
+        changed_keys(keys, dq)
+    )
+}
+
+/// The key (`_mv_k0…`) and multiplicity (`_mv_m`) of every changed row of the other side that
+/// passes its own conditions.
+fn changed_keys(keys: &Keys, dq: &[Term]) -> String {
+    let parts: Vec<String> = dq
+        .iter()
+        .map(|t| {
+            let cols: Vec<String> = keys
+                .pairs
+                .iter()
+                .enumerate()
+                .map(|(i, (_, o))| format!("{o} AS {}", key(i)))
+                .collect();
+            let mut conds = t.conds.clone();
+            conds.extend(keys.filter.iter().cloned());
+            let w = if conds.is_empty() {
+                String::new()
+            } else {
+                format!(" WHERE {}", conds.join(" AND "))
+            };
+            format!(
+                "SELECT {}, {} AS _mv_m FROM {}{w}",
+                cols.join(", "),
+                t.mult_sql(),
+                t.from
+            )
+        })
+        .collect();
+    parts.join(" UNION ALL ")
+}
+
+fn key_list(keys: &Keys, prefix: &str) -> String {
+    (0..keys.pairs.len())
+        .map(|i| format!("{prefix}{}", key(i)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Current match counts (`_mv_kn`) for the keys of the query `wanted` (columns `_mv_k0…`),
+/// reading only the rows of the other side (`o_cur`, a FROM item under its alias) with such a
+/// key.
+pub fn count_by_key(keys: &Keys, o_cur: &str, wanted: &str) -> String {
+    let on: Vec<String> = keys
+        .pairs
+        .iter()
+        .enumerate()
+        .map(|(i, (_, o))| format!("{o} = _mv_w.{}", key(i)))
+        .collect();
+    let cols: Vec<String> = keys
+        .pairs
+        .iter()
+        .enumerate()
+        .map(|(i, (_, o))| format!("{o} AS {}", key(i)))
+        .collect();
+    let w = if keys.filter.is_empty() {
+        String::new()
+    } else {
+        format!(" WHERE {}", keys.filter.join(" AND "))
+    };
+    format!(
+        "SELECT {}, count(*) AS _mv_kn FROM {o_cur} SEMI JOIN ({wanted}) AS _mv_w ON {}{w} GROUP BY ALL",
+        cols.join(", "),
+        on.join(" AND ")
+    )
+}
+
+/// `p_from` (a FROM item of the preserved side) joined to the per-key change (`dk`) and the
+/// current counts for those keys (`nk`): each row of the preserved side whose key changed gets
+/// `now` (its count now) and `d` (the net change), as SQL expressions over the join.
+pub struct Joined {
+    pub from: String,
+    pub now: String,
+    pub delta: String,
+}
+
+pub fn join_changed(keys: &Keys, p_from: &str, o_cur: &str, dq: &[Term], tag: u64) -> Joined {
+    let dk = delta_by_key(keys, dq);
+    let (d, n) = (format!("_mv_dk{tag}"), format!("_mv_nk{tag}"));
+    let on_d: Vec<String> = keys
+        .pairs
+        .iter()
+        .enumerate()
+        .map(|(i, (p, _))| format!("{p} = {d}.{}", key(i)))
+        .collect();
+    let on_n: Vec<String> = (0..keys.pairs.len())
+        .map(|i| format!("{n}.{k} = {d}.{k}", k = key(i)))
+        .collect();
+    Joined {
+        from: format!(
+            "(({p_from} INNER JOIN ({dk}) AS {d} ON {}) LEFT JOIN ({}) AS {n} ON {})",
+            on_d.join(" AND "),
+            // Restricted by the changed rows' keys directly: a semi join needs no grouping.
+            count_by_key(keys, o_cur, &changed_keys(keys, dq)),
+            on_n.join(" AND ")
+        ),
+        now: format!("coalesce({n}._mv_kn, 0)"),
+        delta: format!("{d}._mv_kd"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cols(c: &[&str]) -> Vec<String> {
+        c.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn equalities_become_keys_and_other_side_conditions_filters() {
+        let (pc, oc) = (cols(&["id", "name"]), cols(&["customer_id", "amount"]));
+        let p = Side {
+            alias: "\"c\"",
+            columns: &pc,
+        };
+        let o = Side {
+            alias: "\"o\"",
+            columns: &oc,
+        };
+        let k = split("(o.customer_id = c.id) AND (o.amount > 50)", &p, &o, true).unwrap();
+        assert_eq!(k.pairs, vec![("c.id".into(), "o.customer_id".into())]);
+        assert_eq!(k.filter, vec!["(o.amount > 50)".to_string()]);
+        // Unqualified names resolve by column lists.
+        let k = split("(customer_id = id)", &p, &o, false).unwrap();
+        assert_eq!(k.pairs, vec![("id".into(), "customer_id".into())]);
+    }
+
+    #[test]
+    fn other_shapes_are_not_keyed() {
+        let (pc, oc) = (cols(&["id"]), cols(&["id", "amount"]));
+        let p = Side {
+            alias: "c",
+            columns: &pc,
+        };
+        let o = Side {
+            alias: "o",
+            columns: &oc,
+        };
+        for pred in [
+            "o.id < c.id",
+            "o.id = c.id OR o.amount IS NULL",
+            "o.id = c.id AND c.id > 3",
+            "o.amount > 3",
+            "x = c.id",
+            "o.id = (SELECT 1)",
+        ] {
+            assert_eq!(split(pred, &p, &o, true), None, "{pred}");
+        }
+        // An unqualified name on both sides is ambiguous in a join's ON.
+        assert_eq!(split("id = o.amount", &p, &o, false), None);
+        // Inside EXISTS it is the subquery's own column: here a condition on o alone.
+        assert_eq!(
+            split("id = c.id AND id = 3", &p, &o, true)
+                .unwrap()
+                .filter
+                .len(),
+            1
+        );
+    }
+}
