@@ -53,7 +53,7 @@ pub fn refresh_named(
         },
         None => load(db, cache, &schema, &n)?,
     };
-    refresh_probed(db, &view, &pending, with_data, mode)
+    refresh_probed(db, cache, &view, &pending, with_data, mode)
 }
 
 fn load(
@@ -80,11 +80,19 @@ pub fn refresh(db: &mut dyn Sql, view: &ViewRow, with_data: bool) -> Result<Outc
         rows: vec![0; view.plan.sources.len()],
         downstream: catalog::downstream_deltas(db, view.plan.id)?,
     };
-    refresh_probed(db, view, &pending, with_data, RefreshMode::Incremental)
+    refresh_probed(
+        db,
+        None,
+        view,
+        &pending,
+        with_data,
+        RefreshMode::Incremental,
+    )
 }
 
 fn refresh_probed(
     db: &mut dyn Sql,
+    cache: Option<&ViewCache>,
     view: &ViewRow,
     pending: &Pending,
     with_data: bool,
@@ -111,7 +119,7 @@ fn refresh_probed(
         .map(|(r, _)| *r)
         .collect();
     if mode == RefreshMode::Auto && mode::may_prefer_full(&delta) {
-        let base = base_rows(db, &view.plan, &changed)?;
+        let base = base_rows(db, cache, &view.plan, &changed)?;
         if mode::prefer_full(&view.plan, &delta, &base) {
             return recompute(db, view, true, &pending.downstream);
         }
@@ -161,23 +169,40 @@ fn probe(db: &mut dyn Sql, view: &ViewRow) -> Result<Option<Pending>, IvmError> 
     }))
 }
 
-/// Current rows of each changed source (what a recompute would read).
-fn base_rows(db: &mut dyn Sql, plan: &Plan, changed: &[bool]) -> Result<Vec<u64>, IvmError> {
-    let counts: Vec<String> = plan
+/// Rows of each changed source (what a recompute would read). Only a cost estimate: sizes
+/// counted by a recent refresh are reused, which saves a statement per large refresh.
+fn base_rows(
+    db: &mut dyn Sql,
+    cache: Option<&ViewCache>,
+    plan: &Plan,
+    changed: &[bool],
+) -> Result<Vec<u64>, IvmError> {
+    let rels: Vec<&str> = plan
         .sources
         .iter()
         .zip(changed)
         .filter(|(_, c)| **c)
-        .map(|(s, _)| format!("(SELECT count(*) FROM {})", s.relation))
+        .map(|(s, _)| s.relation.as_str())
+        .collect();
+    if let Some(sizes) = cache.and_then(|c| c.sizes(&rels)) {
+        return Ok(sizes);
+    }
+    let counts: Vec<String> = rels
+        .iter()
+        .map(|r| format!("(SELECT count(*) FROM {r})"))
         .collect();
     let rows = db.query_hot(&format!("SELECT {}", counts.join(", ")), &[])?;
-    Ok(rows
+    let sizes: Vec<u64> = rows
         .into_iter()
         .next()
         .unwrap_or_default()
         .iter()
         .map(|v| v.as_deref().and_then(|v| v.parse().ok()).unwrap_or(0))
-        .collect())
+        .collect();
+    if let Some(c) = cache {
+        c.note_sizes(&rels, &sizes);
+    }
+    Ok(sizes)
 }
 
 fn incremental(

@@ -15,6 +15,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use super::catalog::ViewRow;
 use super::text::split_name;
@@ -23,7 +24,13 @@ use super::text::split_name;
 pub struct ViewCache {
     views: Mutex<HashMap<(String, String), Arc<ViewRow>>>,
     clean: Mutex<HashMap<(String, String), u64>>,
+    /// Row counts of source relations for `auto`'s cost rule, with when they were counted.
+    sizes: Mutex<HashMap<String, (u64, Instant)>>,
 }
+
+/// How long a counted size stands in for the table's (a cost estimate; a change large enough
+/// to matter within it is rare and costs at worst the slower of the two refreshes).
+const SIZE_TTL: Duration = Duration::from_secs(30);
 
 fn key(schema: &str, name: &str) -> (String, String) {
     (schema.to_lowercase(), name.to_lowercase())
@@ -53,6 +60,27 @@ impl ViewCache {
     pub fn mark_clean(&self, name: &str, epoch: u64) {
         let (schema, n) = split_name(name);
         self.clean.lock().unwrap().insert(key(&schema, &n), epoch);
+    }
+
+    /// Recent row counts of all of `relations`, or None.
+    pub(crate) fn sizes(&self, relations: &[&str]) -> Option<Vec<u64>> {
+        let sizes = self.sizes.lock().unwrap();
+        relations
+            .iter()
+            .map(|r| {
+                sizes
+                    .get(*r)
+                    .filter(|(_, at)| at.elapsed() < SIZE_TTL)
+                    .map(|(n, _)| *n)
+            })
+            .collect()
+    }
+
+    pub(crate) fn note_sizes(&self, relations: &[&str], sizes: &[u64]) {
+        let mut m = self.sizes.lock().unwrap();
+        for (r, n) in relations.iter().zip(sizes) {
+            m.insert(r.to_string(), (*n, Instant::now()));
+        }
     }
 
     /// Whether `name` was left with nothing pending at `epoch`.
