@@ -648,3 +648,67 @@ async fn a_refresh_with_nothing_pending_still_sees_every_later_change() {
     .await;
     oracle(&a, "v1", q1, "a write and a refresh in one block").await;
 }
+
+/// CREATE MATERIALIZED VIEW inside a transaction that already read: a write to the view's
+/// table committed after that snapshot is neither visible to the view's first population nor
+/// captured, so the CREATE fails with 40001 (and succeeds when retried in a new transaction).
+/// A block whose first statement is the CREATE waits for the writer and sees its rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_in_a_block_fails_when_its_snapshot_misses_a_write() {
+    let server = TestServer::start();
+    let a = server.client().await;
+    let b = server.client().await;
+    let q = "SELECT g, count(*) AS n FROM t GROUP BY g";
+    exec(&a, "CREATE TABLE t (k INT, g INT)").await;
+    exec(&a, "CREATE TABLE other (x INT)").await;
+    exec(&a, "INSERT INTO t VALUES (1, 1)").await;
+
+    exec(&a, "BEGIN; SELECT count(*) FROM t").await;
+    exec(&b, "INSERT INTO other VALUES (1)").await; // another table: no conflict
+    exec(&b, "INSERT INTO t VALUES (2, 2)").await;
+    let e = a
+        .batch_execute(&format!("CREATE MATERIALIZED VIEW tv AS {q}"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("40001"), "{e}");
+    exec(&a, "ROLLBACK").await;
+
+    exec(&a, "BEGIN; SELECT count(*) FROM other").await;
+    exec(&b, "INSERT INTO other VALUES (2)").await;
+    exec(&a, &format!("CREATE MATERIALIZED VIEW tv AS {q}")).await;
+    exec(&a, "COMMIT").await;
+    oracle(
+        &a,
+        "tv",
+        q,
+        "a block whose snapshot predates only writes to other tables",
+    )
+    .await;
+
+    exec(&b, "BEGIN; INSERT INTO t VALUES (3, 3)").await;
+    let waiting = tokio::spawn(async move {
+        exec(
+            &a,
+            "BEGIN; CREATE MATERIALIZED VIEW tv2 AS SELECT k FROM t WHERE g > 1; COMMIT",
+        )
+        .await;
+        a
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    exec(&b, "COMMIT").await;
+    let a = waiting.await.unwrap();
+    exec(&b, "INSERT INTO t VALUES (4, 4)").await;
+    exec(
+        &a,
+        "REFRESH MATERIALIZED VIEW tv; REFRESH MATERIALIZED VIEW tv2",
+    )
+    .await;
+    oracle(&a, "tv", q, "later writes").await;
+    oracle(
+        &a,
+        "tv2",
+        "SELECT k FROM t WHERE g > 1",
+        "a CREATE that waited in a block",
+    )
+    .await;
+}

@@ -73,6 +73,7 @@ impl Database {
                 interrupted: AtomicBool::new(false),
             }),
             _db: self.clone(),
+            calls: std::cell::Cell::new(0),
         })
     }
 }
@@ -115,6 +116,9 @@ pub struct Conn {
     raw: ffi::duckdb_connection,
     interrupt: Arc<Interrupter>,
     _db: Arc<Database>,
+    /// Statements handed to DuckDB so far: DuckDB takes a transaction's snapshot at the first
+    /// one after BEGIN, so comparing counts tells whether it has.
+    calls: std::cell::Cell<u64>,
 }
 
 // SAFETY: a connection is used by one thread at a time (the session worker
@@ -198,7 +202,13 @@ impl Conn {
         self.interrupt.clone()
     }
 
+    /// How many statements were prepared or run on this connection.
+    pub fn calls(&self) -> u64 {
+        self.calls.get()
+    }
+
     pub fn prepare(&self, sql: &str) -> Result<Prepared, EngineError> {
+        self.calls.set(self.calls.get() + 1);
         let c_sql = CString::new(sql)
             .map_err(|_| EngineError::with_state("statement contains a NUL byte", "22021"))?;
         unsafe {
@@ -249,6 +259,7 @@ impl Conn {
     /// Runs a prepared statement (parameters already bound) and returns its
     /// streaming result. A new statement on the same connection closes it.
     pub fn execute(&self, p: &Prepared) -> Result<QueryResult, EngineError> {
+        self.calls.set(self.calls.get() + 1);
         unsafe {
             let mut pending: ffi::duckdb_pending_result = ptr::null_mut();
             if ffi::duckdb_pending_prepared_streaming(p.raw, &mut pending) != ffi::DuckDBSuccess {
@@ -286,6 +297,7 @@ impl Conn {
     /// Runs a batch of statements separated by `;` (internal SQL only: no
     /// results, no parameters).
     pub fn exec_batch(&self, sql: &str) -> Result<(), EngineError> {
+        self.calls.set(self.calls.get() + 1);
         let c_sql = CString::new(sql).map_err(|_| EngineError::internal("NUL in SQL"))?;
         unsafe {
             let mut result: ffi::duckdb_result = std::mem::zeroed();

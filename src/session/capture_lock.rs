@@ -15,6 +15,8 @@
 //! it wrote). So every open transaction's written tables are registered
 //! here, and CREATE waits until no other transaction has written a table
 //! its query names, while writers of those names queue on the lock.
+//! A CREATE inside a transaction whose snapshot is older than such a
+//! writer's end cannot see its rows either: it fails with 40001.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -36,6 +38,8 @@ pub struct CaptureLock {
     /// Who wrote what, and which names views being created mention; one
     /// mutex, so a writer's check and its registration are one step.
     registry: Mutex<Registry>,
+    /// Counts the ends of transactions that wrote any table.
+    writes_ended: AtomicU64,
 }
 
 #[derive(Default)]
@@ -45,6 +49,8 @@ struct Registry {
     /// Names mentioned by the queries of views being created: their
     /// writers take the lock as if a view read them already.
     creating: HashSet<String>,
+    /// Per table, `writes_ended` after the last transaction that wrote it.
+    ended: HashMap<String, u64>,
 }
 
 /// What a statement about to write must do first.
@@ -100,7 +106,27 @@ impl CaptureLock {
 
     /// `session`'s transaction ended.
     pub fn forget_writes(&self, session: u64) {
-        self.registry.lock().unwrap().writers.remove(&session);
+        let mut r = self.registry.lock().unwrap();
+        if let Some(tables) = r.writers.remove(&session) {
+            let seq = self.writes_ended.fetch_add(1, Ordering::SeqCst) + 1;
+            for t in tables {
+                r.ended.insert(t, seq);
+            }
+        }
+    }
+
+    /// The count of ended writing transactions (read before a snapshot).
+    pub fn writes_ended(&self) -> u64 {
+        self.writes_ended.load(Ordering::SeqCst)
+    }
+
+    /// Whether a transaction that wrote one of `names` ended after
+    /// `writes_ended()` returned `since`.
+    pub fn written_since(&self, names: &HashSet<String>, since: u64) -> bool {
+        let r = self.registry.lock().unwrap();
+        names
+            .iter()
+            .any(|n| r.ended.get(n).is_some_and(|e| *e > since))
     }
 
     pub fn start_creating(&self, names: &HashSet<String>) {

@@ -46,6 +46,11 @@ pub struct Worker {
     capture: Option<super::capture_lock::CaptureGuard>,
     /// The capture lock's epoch before this transaction's first statement.
     snapshot_epoch: Option<u64>,
+    /// The capture lock's count of ended writers before this transaction's first statement.
+    snapshot_writes: Option<u64>,
+    /// The connection's statement count right after this transaction's BEGIN: any later
+    /// statement made DuckDB take the snapshot.
+    begin_calls: u64,
     /// Whether this transaction registered writes with the capture lock.
     wrote: bool,
     /// Names a CREATE MATERIALIZED VIEW of this transaction announced.
@@ -80,6 +85,8 @@ impl Worker {
             session_id: super::capture_lock::next_session_id(),
             capture: None,
             snapshot_epoch: None,
+            snapshot_writes: None,
+            begin_calls: 0,
             wrote: false,
             creating: HashSet::new(),
             refreshed: Vec::new(),
@@ -467,7 +474,13 @@ impl Worker {
     pub(crate) fn note_snapshot(&mut self) {
         if self.txn != Txn::Idle && self.snapshot_epoch.is_none() {
             self.snapshot_epoch = Some(self.shared.capture_lock.epoch());
+            self.snapshot_writes = Some(self.shared.capture_lock.writes_ended());
         }
+    }
+
+    /// Right after BEGIN reached DuckDB.
+    fn note_begin(&mut self) {
+        self.begin_calls = self.conn.calls();
     }
 
     /// Frees the capture lock once no transaction is open.
@@ -494,6 +507,7 @@ impl Worker {
             }
             self.capture = None;
             self.snapshot_epoch = None;
+            self.snapshot_writes = None;
         }
     }
 
@@ -512,8 +526,10 @@ impl Worker {
         self.creating.extend(names.iter().cloned());
         let int = self.conn.interrupter();
         let _ = int.take_interrupted();
+        // Whether DuckDB already took this transaction's snapshot (at an earlier statement).
+        let snapshot_taken = self.txn != Txn::Idle && self.conn.calls() > self.begin_calls;
         if self.capture.is_none() {
-            let snapshot = self.snapshot_epoch;
+            let snapshot = self.snapshot_epoch.filter(|_| snapshot_taken);
             self.capture = Some(super::capture_lock::acquire(
                 &lock,
                 self.session_id,
@@ -521,11 +537,38 @@ impl Worker {
                 &int,
             )?);
         }
-        lock.wait_for_writers(self.session_id, &names, &int)
+        lock.wait_for_writers(self.session_id, &names, &int)?;
+        if !snapshot_taken {
+            // The snapshot comes after the waits: it sees everything they waited for.
+            if self.txn != Txn::Idle {
+                self.snapshot_epoch = Some(lock.epoch());
+                self.snapshot_writes = Some(lock.writes_ended());
+            }
+            return Ok(());
+        }
+        // Rows that writers of these tables committed since the snapshot are invisible to the
+        // view's first population and were never captured.
+        if self
+            .snapshot_writes
+            .is_some_and(|since| lock.written_since(&names, since))
+        {
+            let mut e = SqlError::new(
+                "40001",
+                "could not serialize access: a table this materialized view reads was \
+                 written after this transaction's snapshot",
+            );
+            e.hint = Some(
+                "Create the view in a new transaction, or before the transaction's first query."
+                    .into(),
+            );
+            return Err(e);
+        }
+        Ok(())
     }
 
     fn begin_implicit(&mut self) -> Result<(), SqlError> {
         self.conn.exec("BEGIN TRANSACTION")?;
+        self.note_begin();
         self.txn = Txn::Implicit;
         Ok(())
     }
@@ -549,6 +592,7 @@ impl Worker {
             .retain(|_, p| !matches!(p.state, PortalState::Streaming(_)));
         self.after_rollback();
         self.conn.exec("BEGIN TRANSACTION")?;
+        self.note_begin();
         self.txn = Txn::Block;
         Ok(())
     }
@@ -564,6 +608,7 @@ impl Worker {
         let r = match cmd {
             Command::Begin | Command::StartTransaction => match self.txn {
                 Txn::Idle => self.conn.exec("BEGIN TRANSACTION").map(|_| {
+                    self.note_begin();
                     self.txn = Txn::Block;
                     self.savepoints.reset();
                 }),
