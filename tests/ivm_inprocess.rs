@@ -406,8 +406,8 @@ fn views_over_views() {
 fn full_recompute_shapes_notice_and_stay_correct() {
     let cases = [
         (
-            "SELECT t.k, u.name FROM t JOIN u ON t.k = u.k FULL JOIN u AS x ON x.k = t.k",
-            "a FULL JOIN after other joins",
+            "SELECT t.k, x.name FROM t SEMI JOIN u ON t.k = u.k FULL JOIN u AS x ON x.k = t.k",
+            "a FULL JOIN after a SEMI or ANTI JOIN",
         ),
         (
             "SELECT k, row_number() OVER (PARTITION BY g ORDER BY k, v) AS rn FROM t",

@@ -156,6 +156,12 @@ const SHAPES: &[(&str, &str)] = &[
     ("chain_li", "SELECT a.k, b.w, c.x FROM a LEFT JOIN b ON a.k = b.k JOIN c ON c.w = a.v"),
     ("chain_rl", "SELECT b.k, a.g, c.x FROM a RIGHT JOIN b ON a.k = b.k LEFT JOIN c ON c.w = b.w"),
     ("chain_fl", "SELECT a.k, b.w, c.x FROM a FULL JOIN b ON a.k = b.k LEFT JOIN c ON c.w = b.w"),
+    // RIGHT and FULL joins whose other side is a chain of joins.
+    ("chain_ir", "SELECT a.k, b.w, c.x FROM a JOIN b ON a.k = b.k RIGHT JOIN c ON c.w = b.w"),
+    ("chain_lr", "SELECT a.k, b.w, c.x FROM a LEFT JOIN b ON a.k = b.k RIGHT JOIN c ON c.w = a.v"),
+    ("chain_if", "SELECT a.k, b.w, c.w AS cw, c.x FROM a JOIN b ON a.k = b.k FULL JOIN c ON c.w = b.w"),
+    ("chain_ff", "SELECT a.v, b.w, c.x FROM a FULL JOIN b ON a.k = b.k FULL JOIN c ON c.w = coalesce(b.w, a.v)"),
+    ("chain_ir_agg", "SELECT c.x, count(*) AS n, count(a.k) AS na, sum(b.w) AS s FROM a JOIN b ON a.k = b.k RIGHT JOIN c ON c.w = b.w GROUP BY c.x"),
     ("lj_comma", "SELECT a.k, b.w, c.x FROM c, a LEFT JOIN b ON a.k = b.k WHERE c.w = a.v"),
     ("lj_agg", "SELECT a.g, count(*) AS n, count(b.w) AS nw, sum(b.w) AS s, min(b.w) AS lo, max(b.w) AS hi FROM a LEFT JOIN b ON a.k = b.k GROUP BY a.g"),
     ("lj_agg_total", "SELECT count(*) AS n, sum(b.w) AS s, avg(b.w) AS av FROM a LEFT JOIN b ON a.k = b.k"),

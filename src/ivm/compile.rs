@@ -1363,11 +1363,11 @@ mod tests {
     fn names_the_construct_it_cannot_maintain() {
         assert_eq!(
             reason(
-                "SELECT t.k FROM t JOIN u ON t.k = u.k FULL JOIN t AS x ON x.k = t.k",
+                "SELECT t.k FROM t SEMI JOIN u ON t.k = u.k FULL JOIN t AS x ON x.k = t.k",
                 1
             )
             .as_deref(),
-            Some("a FULL JOIN after other joins")
+            Some("a FULL JOIN after a SEMI or ANTI JOIN")
         );
         assert_eq!(
             reason("SELECT k FROM t ORDER BY k", 1).as_deref(),

@@ -97,7 +97,6 @@ impl Analyzer<'_> {
             }
             let (item, cols) = self.leaf(&j.relation, scope)?;
             let right = Tree::Leaf(item.clone());
-            let left_is_leaf = matches!(tree, Tree::Leaf(_));
             let (kind, l, r) = match &j.join_operator {
                 JoinOperator::Join(_) | JoinOperator::Inner(_) | JoinOperator::CrossJoin(_) => {
                     self.features.insert("inner join");
@@ -107,16 +106,18 @@ impl Analyzer<'_> {
                     self.features.insert("left join");
                     (Kind::Left, tree, right)
                 }
+                // The joins before are the non-preserved side: one joined table, counted and
+                // padded as a whole. A SEMI/ANTI JOIN before would filter the padded rows.
                 JoinOperator::Right(_) | JoinOperator::RightOuter(_) => {
-                    if !left_is_leaf || filtered {
-                        return full("a RIGHT JOIN after other joins");
+                    if filtered {
+                        return full("a RIGHT JOIN after a SEMI or ANTI JOIN");
                     }
                     self.features.insert("right join");
                     (Kind::Left, right, tree)
                 }
                 JoinOperator::FullOuter(_) => {
-                    if !left_is_leaf || filtered {
-                        return full("a FULL JOIN after other joins");
+                    if filtered {
+                        return full("a FULL JOIN after a SEMI or ANTI JOIN");
                     }
                     self.features.insert("full join");
                     (Kind::Full, tree, right)
