@@ -194,6 +194,14 @@ const SHAPES: &[(&str, &str)] = &[
     ("ex_join_right", "SELECT a.k FROM a WHERE EXISTS (SELECT 1 FROM b JOIN c ON b.w = c.w WHERE b.k = a.k)"),
     ("ex_two", "SELECT a.k, a.g FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k) AND NOT EXISTS (SELECT 1 FROM c WHERE c.x = a.g)"),
     ("lj_ex", "SELECT a.k, b.w FROM a LEFT JOIN b ON a.k = b.k WHERE EXISTS (SELECT 1 FROM c WHERE c.w = a.v)"),
+    // Existence tests under OR and NOT.
+    ("ex_or", "SELECT a.k, a.g FROM a WHERE a.g = 1 OR EXISTS (SELECT 1 FROM b WHERE b.k = a.k)"),
+    ("nex_or_ex", "SELECT a.k, a.v FROM a WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.k = a.k) OR EXISTS (SELECT 1 FROM c WHERE c.w = a.v)"),
+    ("not_or", "SELECT a.k FROM a WHERE NOT (EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND b.w > 2) OR a.v > 5)"),
+    ("in_or", "SELECT k, v FROM a WHERE v > 7 OR k IN (SELECT k FROM b WHERE w > 3)"),
+    ("notin_or", "SELECT k, g FROM a WHERE g IS NULL OR k NOT IN (SELECT k FROM b)"),
+    ("ex_or_agg", "SELECT a.g, count(*) AS n FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k) OR EXISTS (SELECT 1 FROM c WHERE c.x = a.g) GROUP BY a.g"),
+    ("ex_and_or", "SELECT a.k FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k) AND (a.v < 3 OR NOT EXISTS (SELECT 1 FROM c WHERE c.w = a.v))"),
     ("self_semi", "SELECT x.k, x.g FROM a x WHERE EXISTS (SELECT 1 FROM a y WHERE y.k = x.k AND y.g <> x.g)"),
     // Tables without a column name in common: their match counts read only the rows of the
     // other side that match a changed row (a restricted scan), with qualified, unqualified and

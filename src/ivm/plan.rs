@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::outer::Tree;
-use super::semi::{self, Exists};
+use super::semi::{self, Exists, Guard};
 use super::term::{self, Term};
 use super::text::{ident, null_safe_eq};
 
@@ -76,6 +76,9 @@ pub struct Block {
     pub filter: Option<String>,
     #[serde(default)]
     pub exists: Vec<Exists>,
+    /// WHERE conjuncts that combine existence tests with AND/OR/NOT.
+    #[serde(default)]
+    pub guards: Vec<Guard>,
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone)]
@@ -171,6 +174,8 @@ pub fn block_cur_term(sources: &[Source], b: &Block) -> Term {
     t.conds.extend(b.filter.iter().cloned());
     t.conds
         .extend(b.exists.iter().map(|e| semi::cond_cur(sources, e)));
+    t.conds
+        .extend(b.guards.iter().map(|g| semi::guard_cur(sources, g)));
     t
 }
 
@@ -214,8 +219,14 @@ pub fn rel_cur(sources: &[Source], rel: &Rel) -> String {
 pub fn rel_delta(sources: &[Source], rel: &Rel, changed: &[bool]) -> Option<String> {
     match rel {
         Rel::Block(b) => {
-            let terms =
-                semi::block_terms(sources, &b.items, b.filter.as_deref(), &b.exists, changed);
+            let terms = semi::block_terms(
+                sources,
+                &b.items,
+                b.filter.as_deref(),
+                &b.exists,
+                &b.guards,
+                changed,
+            );
             if terms.is_empty() {
                 None
             } else {
@@ -657,6 +668,7 @@ mod tests {
             names: vec!["c1".into()],
             filter: Some("(a.k = b.k)".into()),
             exists: Vec::new(),
+            guards: Vec::new(),
         })
     }
 
@@ -691,6 +703,7 @@ mod tests {
                 names: vec!["c1".into()],
                 filter: None,
                 exists: Vec::new(),
+                guards: Vec::new(),
             })
         };
         let u = Rel::Union(vec![branch(0), branch(1)]);

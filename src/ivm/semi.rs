@@ -46,12 +46,44 @@ fn holds(e: &Exists, count: &str) -> String {
     }
 }
 
-/// The change of `σ_{filter ∧ exists…}(items)`.
+/// A WHERE conjunct combining existence tests with AND, OR and NOT: `template` is the conjunct
+/// with each test replaced by [`guard_placeholder`]`(i)`, standing for "`exists[i]` holds".
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub struct Guard {
+    pub template: String,
+    pub exists: Vec<Exists>,
+}
+
+/// The name standing for the `i`th existence test of a guard.
+pub fn guard_placeholder(i: usize) -> String {
+    format!("__mv_ex_{i}__")
+}
+
+/// `template` with each existence test's placeholder replaced by `value(i)`. Unknown counts as
+/// false, as in WHERE: transitions compare these values, and `NULL <> TRUE` would hide one.
+fn fill(template: &str, n: usize, value: impl Fn(usize) -> String) -> String {
+    let mut out = template.to_string();
+    for i in (0..n).rev() {
+        out = out.replace(&guard_placeholder(i), &format!("({})", value(i)));
+    }
+    format!("coalesce(({out}), FALSE)")
+}
+
+/// The guard as SQL over current data.
+pub fn guard_cur(sources: &[Source], g: &Guard) -> String {
+    fill(&g.template, g.exists.len(), |i| {
+        cond_cur(sources, &g.exists[i])
+    })
+}
+
+/// The change of `σ_{filter ∧ exists… ∧ guards…}(items)`. A top-level existence filter is a
+/// guard whose template is its placeholder alone.
 pub fn block_terms(
     sources: &[Source],
     items: &[Item],
     filter: Option<&str>,
-    exists: &[Exists],
+    top: &[Exists],
+    guards: &[Guard],
     changed: &[bool],
 ) -> Vec<Term> {
     let mut base = items_delta(sources, items, changed);
@@ -60,9 +92,25 @@ pub fn block_terms(
             t.conds.push(f.to_string());
         }
     }
-    if exists.is_empty() {
+    if top.is_empty() && guards.is_empty() {
         return base;
     }
+    // Every existence test in one list; each guard names its tests by position in it.
+    let mut exists: Vec<&Exists> = Vec::new();
+    let mut shapes: Vec<(String, Vec<usize>)> = Vec::new();
+    for e in top {
+        exists.push(e);
+        shapes.push((guard_placeholder(0), vec![exists.len() - 1]));
+    }
+    for g in guards {
+        let first = exists.len();
+        exists.extend(g.exists.iter());
+        shapes.push((g.template.clone(), (first..exists.len()).collect()));
+    }
+    let guard_sql = |(template, members): &(String, Vec<usize>),
+                     value: &dyn Fn(usize) -> String| {
+        fill(template, members.len(), |j| value(members[j]))
+    };
     let right: Vec<Vec<Term>> = exists
         .iter()
         .map(|e| items_delta(sources, &e.items, changed))
@@ -74,28 +122,23 @@ pub fn block_terms(
             e.filter
         )
     };
-    // ΔL · t_old.
-    let old: Vec<String> = exists
-        .iter()
-        .zip(&right)
-        .map(|(e, d)| {
-            if d.is_empty() {
-                cond_cur(sources, e)
-            } else {
-                format!(
-                    "({})",
-                    holds(
-                        e,
-                        &format!(
-                            "({}) - ({})",
-                            count_now(e),
-                            delta_sum_query(d, &e.filter, "d")
-                        )
-                    )
-                )
-            }
-        })
-        .collect();
+    // ΔL · t_old: each test as it held before the change.
+    let held_before = |i: usize| -> String {
+        let e = exists[i];
+        if right[i].is_empty() {
+            cond_cur(sources, e)
+        } else {
+            holds(
+                e,
+                &format!(
+                    "({}) - ({})",
+                    count_now(e),
+                    delta_sum_query(&right[i], &e.filter, "d")
+                ),
+            )
+        }
+    };
+    let old: Vec<String> = shapes.iter().map(|g| guard_sql(g, &held_before)).collect();
     let mut out: Vec<Term> = base
         .into_iter()
         .map(|mut t| {
@@ -111,17 +154,25 @@ pub fn block_terms(
         return out;
     }
     let mut conds: Vec<String> = filter.map(|f| vec![f.to_string()]).unwrap_or_default();
-    for (i, e) in exists.iter().enumerate() {
-        if right[i].is_empty() {
-            conds.push(cond_cur(sources, e));
+    let cur = |i: usize| cond_cur(sources, exists[i]);
+    let guard_moved = |g: &(String, Vec<usize>)| g.1.iter().any(|i| !right[*i].is_empty());
+    for g in &shapes {
+        if !guard_moved(g) {
+            conds.push(guard_sql(g, &cur));
         }
     }
-    // One left item and one changed equi-join filter on one right item: counts per changed key.
+    // One left item and one changed equi-join filter standing alone on one right item: counts
+    // per changed key.
+    let alone = |i: usize| {
+        shapes
+            .iter()
+            .any(|(t, m)| m == &[i] && *t == guard_placeholder(0))
+    };
     if let ([i], [it]) = (moved.as_slice(), items) {
-        let e = &exists[*i];
+        let e = exists[*i];
         if let Some(keys) = match (&it.from, e.items.as_slice()) {
             (ItemFrom::Tree(_), _) => None,
-            (_, [r]) if !matches!(r.from, ItemFrom::Tree(_)) => {
+            (_, [r]) if alone(*i) && !matches!(r.from, ItemFrom::Tree(_)) => {
                 keyed::split(&e.filter, &side(sources, it), &side(sources, r), true)
             }
             _ => None,
@@ -178,10 +229,10 @@ pub fn block_terms(
             conds.push(format!("({})", any.join(" OR ")));
         }
     }
-    let mut now = Vec::new();
-    let mut before = Vec::new();
+    // Each changed test's count now (`n`) and net change (`d`) per candidate row.
+    let mut counts: Vec<Option<(String, String)>> = vec![None; exists.len()];
     for i in &moved {
-        let e = &exists[*i];
+        let e = exists[*i];
         let k = fresh(&format!("{i}|{}|{}", e.filter, from));
         let (n, d) = (format!("_mv_n{k}"), format!("_mv_d{k}"));
         // A single right table is counted only over its rows matching some candidate (see
@@ -199,9 +250,26 @@ pub fn block_terms(
             count,
             delta_sum_query(&right[*i], &e.filter, "d")
         ));
-        now.push(holds(e, &format!("{n}.n")));
-        before.push(holds(e, &format!("{n}.n - {d}.d")));
+        counts[*i] = Some((n, d));
     }
+    let now_of = |i: usize| match &counts[i] {
+        Some((n, _)) => holds(exists[i], &format!("{n}.n")),
+        None => cur(i),
+    };
+    let before_of = |i: usize| match &counts[i] {
+        Some((n, d)) => holds(exists[i], &format!("{n}.n - {d}.d")),
+        None => cur(i),
+    };
+    let changed_guards: Vec<&(String, Vec<usize>)> =
+        shapes.iter().filter(|g| guard_moved(g)).collect();
+    let now: Vec<String> = changed_guards
+        .iter()
+        .map(|g| guard_sql(g, &now_of))
+        .collect();
+    let before: Vec<String> = changed_guards
+        .iter()
+        .map(|g| guard_sql(g, &before_of))
+        .collect();
     let (now, before) = (now.join(" AND "), before.join(" AND "));
     conds.push(format!("(({now}) <> ({before}))"));
     out.push(Term {

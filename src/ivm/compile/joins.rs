@@ -9,7 +9,7 @@ use sqlparser::ast::{
 use std::ops::ControlFlow;
 
 use super::super::outer::{Kind, Tree};
-use super::super::semi::Exists;
+use super::super::semi::{guard_placeholder, Exists, Guard};
 use super::{full, Analyzer, BlockFrom, Item, ItemFrom, Scope, R};
 
 /// Joins the existing flat path handles (their ON predicates join the block's filter).
@@ -46,6 +46,7 @@ impl Analyzer<'_> {
             columns: Vec::new(),
             filter: None,
             exists: Vec::new(),
+            guards: Vec::new(),
             visible: Vec::new(),
         };
         self.factor(f, scope, &mut tmp)?;
@@ -164,6 +165,14 @@ impl Analyzer<'_> {
                     let e = self.exists(subquery, anti, lhs, scope, out)?;
                     out.exists.push(e);
                 }
+                None if has_existence(c) => {
+                    let mut exists = Vec::new();
+                    let template = self.guard(c, false, scope, out, &mut exists)?;
+                    out.guards.push(Guard {
+                        template: template.to_string(),
+                        exists,
+                    });
+                }
                 None => {
                     self.check_expr(c, false)?;
                     preds.push(format!("({c})"));
@@ -171,6 +180,54 @@ impl Analyzer<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A conjunct combining existence tests with AND, OR and NOT: each test becomes a
+    /// placeholder for "it holds" (see `semi::Guard`). `negated`: under an odd number of NOTs,
+    /// where IN's "unknown" would no longer act as false.
+    fn guard(
+        &mut self,
+        e: &Expr,
+        negated: bool,
+        scope: &Scope,
+        out: &BlockFrom,
+        exists: &mut Vec<Exists>,
+    ) -> R<Expr> {
+        if let Some((subquery, anti, lhs)) = existence(e) {
+            if lhs.is_some() && (negated || is_negation(e)) {
+                return full("IN (subquery) under NOT");
+            }
+            exists.push(self.exists(subquery, anti, lhs, scope, out)?);
+            return Ok(Expr::Identifier(Ident::new(guard_placeholder(
+                exists.len() - 1,
+            ))));
+        }
+        if !has_existence(e) {
+            self.check_expr(e, false)?;
+            return Ok(Expr::Nested(Box::new(e.clone())));
+        }
+        match e {
+            Expr::BinaryOp { left, op, right }
+                if matches!(op, BinaryOperator::And | BinaryOperator::Or) =>
+            {
+                Ok(Expr::BinaryOp {
+                    left: Box::new(self.guard(left, negated, scope, out, exists)?),
+                    op: op.clone(),
+                    right: Box::new(self.guard(right, negated, scope, out, exists)?),
+                })
+            }
+            Expr::UnaryOp {
+                op: UnaryOperator::Not,
+                expr,
+            } => Ok(Expr::UnaryOp {
+                op: UnaryOperator::Not,
+                expr: Box::new(self.guard(expr, !negated, scope, out, exists)?),
+            }),
+            Expr::Nested(inner) => Ok(Expr::Nested(Box::new(
+                self.guard(inner, negated, scope, out, exists)?,
+            ))),
+            _ => full("EXISTS or IN (subquery) inside an expression"),
+        }
     }
 
     /// The existence filter of `[NOT] EXISTS (q)` or `lhs [NOT] IN (q)`.
@@ -191,7 +248,7 @@ impl Analyzer<'_> {
             return full("an aggregate inside EXISTS/IN");
         }
         let from = self.from(s, &inner_scope)?;
-        if !from.exists.is_empty() {
+        if !from.exists.is_empty() || !from.guards.is_empty() {
             return full("a nested EXISTS/IN");
         }
         let mut preds: Vec<String> = from.filter.into_iter().collect();
@@ -249,6 +306,37 @@ fn split_and<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
             split_and(inner, out)
         }
         other => out.push(other),
+    }
+}
+
+/// Whether `e` holds an EXISTS or IN (subquery) anywhere.
+fn has_existence(e: &Expr) -> bool {
+    use sqlparser::ast::Visit;
+    let mut found = false;
+    let _ = e.visit(&mut super::FnVisitor(|x: &Expr| {
+        if matches!(
+            x,
+            Expr::Exists { .. }
+                | Expr::In {
+                    target: InTarget::Subquery(_),
+                    ..
+                }
+        ) {
+            found = true;
+        }
+    }));
+    found
+}
+
+/// Whether the existence test `e` is written as `NOT …` (a NOT around IN).
+fn is_negation(e: &Expr) -> bool {
+    match e {
+        Expr::Nested(inner) => is_negation(inner),
+        Expr::UnaryOp {
+            op: UnaryOperator::Not,
+            ..
+        } => true,
+        _ => false,
     }
 }
 
