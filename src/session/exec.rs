@@ -35,6 +35,8 @@ pub struct Statement {
     pub client_oids: Vec<u32>,
     /// Tables it writes (lower-cased names), for the capture lock.
     writes: Vec<String>,
+    /// Whether it only adds rows (INSERT without upsert, COPY FROM).
+    insert_only: bool,
     params: Vec<DuckType>,
     columns: Vec<Column>,
 }
@@ -112,6 +114,19 @@ pub fn needs_transaction(cmd: &Command) -> bool {
     )
 }
 
+/// Whether a writing statement only adds rows: a plain INSERT (no ON CONFLICT, no INSERT OR
+/// REPLACE) or COPY FROM. Such a statement cannot act on rows another transaction changed.
+fn only_inserts(text: &str, cmd: &Command) -> bool {
+    if let Command::Copy(sql::copy::Copy::From { .. }) = cmd {
+        return true;
+    }
+    let toks = sql::lex::tokenize(text);
+    toks.first().is_some_and(|t| t.is_kw("INSERT"))
+        && !toks.iter().any(|t| {
+            t.is_kw("CONFLICT") || t.is_kw("REPLACE") || t.is_kw("UPDATE") || t.is_kw("DELETE")
+        })
+}
+
 /// Lower-cased names of the tables a statement writes.
 fn write_targets(text: &str, cmd: &Command) -> Vec<String> {
     match cmd {
@@ -140,6 +155,7 @@ pub fn prepare(
         command: cmd.clone(),
         client_oids,
         writes: Vec::new(),
+        insert_only: false,
         params: Vec::new(),
         columns: Vec::new(),
     };
@@ -147,6 +163,7 @@ pub fn prepare(
         return Ok(st);
     }
     st.writes = write_targets(text, &cmd);
+    st.insert_only = !st.writes.is_empty() && only_inserts(text, &cmd);
     if !duck {
         if let Command::Show { name } = &cmd {
             let shown = name.rsplit('.').next().unwrap_or(name).replace(' ', "_");
@@ -172,7 +189,7 @@ pub fn prepare(
     // at the first statement after BEGIN): a writer of a tracked table
     // queues for the capture lock before that.
     if w.txn != super::worker::Txn::Idle {
-        w.lock_capture(&st.writes)?;
+        w.lock_capture(&st.writes, st.insert_only)?;
     }
     w.note_snapshot();
     if let Some(r) = ivm_bridge::rewrite_for_capture(w, text)? {
@@ -355,7 +372,7 @@ pub fn execute(
     if let PortalState::New = portal.state {
         let stmt = portal.stmt.clone();
         w.savepoints.note(&stmt);
-        w.lock_capture(&stmt.writes)?;
+        w.lock_capture(&stmt.writes, stmt.insert_only)?;
         w.note_snapshot();
         match &stmt.kind {
             StmtKind::Empty => {

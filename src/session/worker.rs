@@ -53,6 +53,9 @@ pub struct Worker {
     begin_calls: u64,
     /// Whether this transaction registered writes with the capture lock.
     wrote: bool,
+    /// Whether it took the capture lock for inserts although a writer committed after its
+    /// snapshot (it may not update or delete tracked rows then).
+    stale_snapshot: bool,
     /// Names a CREATE MATERIALIZED VIEW of this transaction announced.
     creating: HashSet<String>,
     /// Views this transaction refreshed before doing anything that could leave them work: marked
@@ -88,6 +91,7 @@ impl Worker {
             snapshot_writes: None,
             begin_calls: 0,
             wrote: false,
+            stale_snapshot: false,
             creating: HashSet::new(),
             refreshed: Vec::new(),
             bump_at_end: false,
@@ -418,7 +422,11 @@ impl Worker {
     /// view reads one of them (see capture_lock.rs for why). Called before
     /// the statement touches DuckDB where possible, so that the snapshot of
     /// a new transaction is taken after the previous writer committed.
-    pub(crate) fn lock_capture(&mut self, targets: &[String]) -> Result<(), SqlError> {
+    pub(crate) fn lock_capture(
+        &mut self,
+        targets: &[String],
+        insert_only: bool,
+    ) -> Result<(), SqlError> {
         use super::capture_lock::{acquire, Admission};
         if targets.is_empty() {
             return Ok(());
@@ -426,6 +434,14 @@ impl Worker {
         let lock = self.shared.capture_lock.clone();
         let shared = self.shared.clone();
         let tracked = |t: &str| shared.is_tracked(t);
+        // A transaction that took the lock for inserts with a snapshot older than the previous
+        // holder's commit may not go on to update or delete tracked rows.
+        if self.stale_snapshot && !insert_only && targets.iter().any(|t| tracked(t)) {
+            return Err(SqlError::new(
+                "40001",
+                "could not serialize access due to concurrent update",
+            ));
+        }
         match lock.admit(self.session_id, targets, self.capture.is_some(), tracked) {
             Admission::Write => {}
             Admission::Deadlock => return Err(SqlError::new(
@@ -440,7 +456,11 @@ impl Worker {
                 } else {
                     self.snapshot_epoch
                 };
-                self.capture = Some(acquire(&lock, self.session_id, snapshot, &int)?);
+                // Adding rows cannot touch a row another writer changed: inserts go on with an
+                // old snapshot, and only a later update or delete in this transaction fails.
+                let check = if insert_only { None } else { snapshot };
+                self.capture = Some(acquire(&lock, self.session_id, check, &int)?);
+                self.stale_snapshot = insert_only && snapshot.is_some_and(|e| e != lock.epoch());
                 lock.admit(self.session_id, targets, true, tracked);
             }
         }
@@ -506,6 +526,7 @@ impl Worker {
                 self.creating.clear();
             }
             self.capture = None;
+            self.stale_snapshot = false;
             self.snapshot_epoch = None;
             self.snapshot_writes = None;
         }
