@@ -1183,7 +1183,16 @@ impl StateRewriter<'_, '_> {
             };
             format!("_a{}", j + 1)
         });
-        let slot = self.col.aggs.len() + 1;
+        // SUM and AVG of one argument keep the same state (the sum and the non-null count).
+        let sum_like = |k: AggKind| matches!(k, AggKind::Sum | AggKind::Avg);
+        let shared = self
+            .col
+            .aggs
+            .iter()
+            .find(|(_, f)| sum_like(kind) && sum_like(f.kind) && f.arg == arg_col)
+            .map(|(_, f)| f.slot);
+        let slot = shared
+            .unwrap_or_else(|| self.col.aggs.iter().map(|(_, f)| f.slot).max().unwrap_or(0) + 1);
         self.col.aggs.push((
             key,
             AggFn {
@@ -1192,7 +1201,7 @@ impl StateRewriter<'_, '_> {
                 slot,
             },
         ));
-        Ok(format!("__mv_agg_{slot}__"))
+        Ok(format!("__mv_agg_{}__", self.col.aggs.len()))
     }
 }
 
@@ -1442,6 +1451,22 @@ mod tests {
             "{}",
             c.plan.strategy
         );
+    }
+
+    #[test]
+    fn sum_and_avg_of_one_argument_share_their_state() {
+        let c = compiled(
+            "SELECT g, SUM(v) AS s, AVG(v) AS a, AVG(k) AS b, COUNT(v) AS n FROM t GROUP BY g",
+            5,
+        );
+        let Body::Aggregate(a) = &c.plan.body else {
+            panic!("not an aggregate")
+        };
+        assert_eq!(a.aggs.len(), 4);
+        let slots: Vec<usize> = a.state_fns().map(|f| f.slot).collect();
+        assert_eq!(slots, [1, 2, 3], "SUM(v) and AVG(v) share slot 1");
+        assert!(a.output[1].contains("s_1") && a.output[2].contains("s_1"));
+        assert!(a.output[3].contains("s_2"));
     }
 
     #[test]

@@ -102,11 +102,24 @@ pub enum ItemFrom {
 pub struct Aggregate {
     pub input: Block,
     pub groups: usize,
+    /// The aggregates, in the order the output's `__mv_agg_<n>__` placeholders name them;
+    /// several may share one state slot (SUM and AVG of one argument).
     pub aggs: Vec<AggFn>,
     /// Output expressions over the storage columns, already cast and aliased.
     pub output: Vec<String>,
     /// HAVING, rewritten over the storage columns.
     pub having: Option<String>,
+}
+
+impl Aggregate {
+    /// One aggregate per state slot: the ones whose state columns the storage holds.
+    pub fn state_fns(&self) -> impl Iterator<Item = &AggFn> {
+        self.aggs
+            .iter()
+            .enumerate()
+            .filter(|(i, f)| !self.aggs[..*i].iter().any(|g| g.slot == f.slot))
+            .map(|(_, f)| f)
+    }
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -341,7 +354,7 @@ fn group_by(a: &Aggregate) -> String {
 pub fn agg_state_sql(plan: &Plan, a: &Aggregate, only_recompute: bool) -> String {
     let mut cols: Vec<String> = group_cols(a).iter().map(|g| format!("_mv_i.{g}")).collect();
     cols.push("CAST(COUNT(*) AS BIGINT) AS _mv_count".to_string());
-    for f in &a.aggs {
+    for f in a.state_fns() {
         let i = f.slot;
         let arg = f
             .arg
@@ -384,7 +397,7 @@ pub fn agg_delta_sql(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Option<Str
     // COALESCE: an ungrouped aggregate over a change that no row survives still yields one row,
     // whose sums must add nothing.
     cols.push("CAST(COALESCE(SUM(_mv_d._mv_mult), 0) AS BIGINT) AS _mv_count".to_string());
-    for f in &a.aggs {
+    for f in a.state_fns() {
         let i = f.slot;
         let arg = f
             .arg
@@ -466,7 +479,7 @@ fn agg_combine(a: &Aggregate) -> Vec<(String, String)> {
         "_mv_count".to_string(),
         "_mv_s._mv_count + _mv_d._mv_count".to_string(),
     )];
-    for f in &a.aggs {
+    for f in a.state_fns() {
         let i = f.slot;
         let n = (format!("n_{i}"), format!("_mv_s.n_{i} + _mv_d.n_{i}"));
         match f.kind {
@@ -518,7 +531,7 @@ pub fn agg_apply_sql(plan: &Plan, a: &Aggregate) -> String {
     }
     let mut values: Vec<String> = group_cols(a).iter().map(|g| format!("_mv_d.{g}")).collect();
     values.push("_mv_d._mv_count".into());
-    for f in &a.aggs {
+    for f in a.state_fns() {
         let i = f.slot;
         match f.kind {
             AggKind::CountStar => {}
