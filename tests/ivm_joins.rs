@@ -5,8 +5,8 @@
 
 mod common;
 
-use common::TestServer;
-use tokio_postgres::{Client, SimpleQueryMessage};
+use common::{bag_difference, dump, exec, text_rows, TestServer};
+use tokio_postgres::Client;
 
 /// A small deterministic PRNG so failures replay.
 struct Rng(u64);
@@ -31,40 +31,9 @@ impl Rng {
     }
 }
 
-async fn rows(c: &Client, sql: &str) -> Vec<Vec<String>> {
-    let mut out = Vec::new();
-    for m in c
-        .simple_query(sql)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"))
-    {
-        if let SimpleQueryMessage::Row(r) = m {
-            out.push(
-                (0..r.len())
-                    .map(|i| r.get(i).unwrap_or("NULL").to_string())
-                    .collect(),
-            );
-        }
-    }
-    out
-}
-
-async fn dump(c: &Client, sql: &str) -> String {
-    rows(c, sql)
-        .await
-        .iter()
-        .map(|r| r.join("|"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// The oracle: `(mv EXCEPT ALL q) UNION ALL (q EXCEPT ALL mv)` is empty.
+/// The oracle: the view equals its query run fresh, as bags.
 async fn oracle(c: &Client, view: &str, query: &str, context: &str) {
-    let diff = format!(
-        "SELECT count(*) FROM ((SELECT * FROM {view} EXCEPT ALL ({query})) UNION ALL \
-         (({query}) EXCEPT ALL SELECT * FROM {view})) d"
-    );
-    let n: i64 = rows(c, &diff).await[0][0].parse().unwrap();
+    let n = bag_difference(c, view, query).await;
     if n != 0 {
         panic!(
             "oracle failed for {view} after {context}: {n} rows differ\nview:\n{}\nquery:\n{}\ntables:\na:\n{}\nb:\n{}\nc:\n{}",
@@ -75,12 +44,6 @@ async fn oracle(c: &Client, view: &str, query: &str, context: &str) {
             dump(c, "SELECT * FROM c ORDER BY ALL").await,
         );
     }
-}
-
-async fn exec(c: &Client, sql: &str) {
-    c.batch_execute(sql)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
 }
 
 /// One random change to a(k, g, v), b(k, w) or c(w, x): inserts (with duplicates and NULL
@@ -522,7 +485,7 @@ async fn a_large_join_view_is_populated_completely() {
     .await;
     let q = "SELECT c.name, o.product, o.amount FROM customers c LEFT JOIN orders o ON c.id = o.customer_id";
     exec(&c, &format!("CREATE MATERIALIZED VIEW big AS {q}")).await;
-    let n: i64 = rows(&c, "SELECT count(*) FROM big").await[0][0]
+    let n: i64 = text_rows(&c, "SELECT count(*) FROM big").await[0][0]
         .parse()
         .unwrap();
     assert!(n > 800_000, "the view has {n} rows");

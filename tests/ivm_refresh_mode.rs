@@ -5,14 +5,8 @@
 
 mod common;
 
-use common::TestServer;
+use common::{bag_difference, exec, TestServer};
 use tokio_postgres::{Client, SimpleQueryMessage};
-
-async fn exec(c: &Client, sql: &str) {
-    c.batch_execute(sql)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-}
 
 async fn text(c: &Client, sql: &str) -> Option<String> {
     for m in c
@@ -36,15 +30,11 @@ async fn mode_of(c: &Client, view: &str) -> Option<String> {
 }
 
 async fn oracle(c: &Client, view: &str, query: &str) {
-    let diff = text(
-        c,
-        &format!(
-            "SELECT count(*) FROM ((SELECT * FROM {view} EXCEPT ALL ({query})) \
-             UNION ALL (({query}) EXCEPT ALL SELECT * FROM {view})) AS d"
-        ),
-    )
-    .await;
-    assert_eq!(diff.as_deref(), Some("0"), "{view} differs from its query");
+    assert_eq!(
+        bag_difference(c, view, query).await,
+        0,
+        "{view} differs from its query"
+    );
 }
 
 const Q: &str = "SELECT g, sum(v) AS s, count(*) AS n, min(v) AS lo FROM t GROUP BY g";

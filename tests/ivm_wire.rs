@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::TestServer;
+use common::{bag_difference, dump, exec, TestServer};
 use tokio_postgres::{Client, SimpleQueryMessage};
 
 /// A small deterministic PRNG so failures replay.
@@ -43,26 +43,9 @@ async fn count(c: &Client, sql: &str) -> i64 {
     panic!("no row from {sql}");
 }
 
-async fn dump(c: &Client, sql: &str) -> String {
-    let mut out = String::new();
-    for m in c.simple_query(sql).await.unwrap() {
-        if let SimpleQueryMessage::Row(r) = m {
-            let vals: Vec<String> = (0..r.len())
-                .map(|i| r.get(i).unwrap_or("NULL").to_string())
-                .collect();
-            out.push_str(&vals.join("|"));
-            out.push('\n');
-        }
-    }
-    out
-}
-
-/// The oracle: `(mv EXCEPT ALL q) UNION ALL (q EXCEPT ALL mv)` is empty.
+/// The oracle: the view equals its query run fresh, as bags.
 async fn oracle(c: &Client, view: &str, query: &str, context: &str) {
-    let diff = format!(
-        "(SELECT * FROM {view} EXCEPT ALL ({query})) UNION ALL (({query}) EXCEPT ALL SELECT * FROM {view})"
-    );
-    let n = count(c, &format!("SELECT count(*) FROM ({diff}) d")).await;
+    let n = bag_difference(c, view, query).await;
     if n != 0 {
         panic!(
             "oracle failed for {view} after {context}: {n} rows differ\nview:\n{}\nquery:\n{}",
@@ -70,12 +53,6 @@ async fn oracle(c: &Client, view: &str, query: &str, context: &str) {
             dump(c, &format!("SELECT * FROM ({query}) q ORDER BY ALL")).await
         );
     }
-}
-
-async fn exec(c: &Client, sql: &str) {
-    c.batch_execute(sql)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
 }
 
 /// One random change to tables a(k, g, v) and b(k, w).

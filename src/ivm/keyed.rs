@@ -6,12 +6,12 @@
 //! over small inputs, instead of a correlated count per candidate row that DuckDB decorrelates
 //! into a plan over the whole preserved side.
 
-use sqlparser::ast::{BinaryOperator, Expr, InTarget, Visit};
+use sqlparser::ast::{visit_expressions, BinaryOperator, Expr, InTarget};
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 use std::ops::ControlFlow;
 
-use super::term::Term;
+use super::term::{where_sql, Term};
 
 /// One side of the predicate: its alias (as the plan quotes it) and, for a table, its columns
 /// (for unqualified names).
@@ -53,7 +53,7 @@ fn unquote(alias: &str) -> &str {
 /// None when a name cannot be placed or the expression holds a subquery.
 fn owner(e: &Expr, p: &Side, o: &Side, inner_first: bool) -> Option<Owner> {
     let mut own = Owner::None;
-    let flow = e.visit(&mut FnVisitor(|x: &Expr| {
+    let flow = visit_expressions(e, |x: &Expr| {
         let side = match x {
             Expr::Subquery(_)
             | Expr::Exists { .. }
@@ -90,17 +90,8 @@ fn owner(e: &Expr, p: &Side, o: &Side, inner_first: bool) -> Option<Owner> {
             }
             None => ControlFlow::Break(()),
         }
-    }));
+    });
     (!flow.is_break()).then_some(own)
-}
-
-struct FnVisitor<F>(F);
-
-impl<F: FnMut(&Expr) -> ControlFlow<()>> sqlparser::ast::Visitor for FnVisitor<F> {
-    type Break = ();
-    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
-        (self.0)(e)
-    }
 }
 
 fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
@@ -163,10 +154,23 @@ fn key(i: usize) -> String {
     format!("_mv_k{i}")
 }
 
+/// `o1 AS _mv_k0, o2 AS _mv_k1, …`: the other side's key expressions as key columns.
+fn key_columns(keys: &Keys) -> String {
+    keys.pairs
+        .iter()
+        .enumerate()
+        .map(|(i, (_, o))| format!("{o} AS {}", key(i)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The net change of matching rows per key, keys whose net change is zero left out (their count
 /// cannot cross zero): columns `_mv_k0…` and `_mv_kd`.
-pub fn delta_by_key(keys: &Keys, dq: &[Term]) -> String {
-    let ks = key_list(keys, "");
+fn delta_by_key(keys: &Keys, dq: &[Term]) -> String {
+    let ks = (0..keys.pairs.len())
+        .map(key)
+        .collect::<Vec<_>>()
+        .join(", ");
     format!(
         "SELECT {ks}, sum(_mv_m) AS _mv_kd FROM ({}) AS _mv_u GROUP BY {ks} HAVING sum(_mv_m) <> 0",
         changed_keys(keys, dq)
@@ -176,65 +180,37 @@ pub fn delta_by_key(keys: &Keys, dq: &[Term]) -> String {
 /// The key (`_mv_k0…`) and multiplicity (`_mv_m`) of every changed row of the other side that
 /// passes its own conditions.
 fn changed_keys(keys: &Keys, dq: &[Term]) -> String {
-    let parts: Vec<String> = dq
-        .iter()
+    dq.iter()
         .map(|t| {
-            let cols: Vec<String> = keys
-                .pairs
-                .iter()
-                .enumerate()
-                .map(|(i, (_, o))| format!("{o} AS {}", key(i)))
-                .collect();
             let mut conds = t.conds.clone();
             conds.extend(keys.filter.iter().cloned());
-            let w = if conds.is_empty() {
-                String::new()
-            } else {
-                format!(" WHERE {}", conds.join(" AND "))
-            };
             format!(
-                "SELECT {}, {} AS _mv_m FROM {}{w}",
-                cols.join(", "),
+                "SELECT {}, {} AS _mv_m FROM {}{}",
+                key_columns(keys),
                 t.mult_sql(),
-                t.from
+                t.from,
+                where_sql(&conds)
             )
         })
-        .collect();
-    parts.join(" UNION ALL ")
-}
-
-fn key_list(keys: &Keys, prefix: &str) -> String {
-    (0..keys.pairs.len())
-        .map(|i| format!("{prefix}{}", key(i)))
         .collect::<Vec<_>>()
-        .join(", ")
+        .join(" UNION ALL ")
 }
 
 /// Current match counts (`_mv_kn`) for the keys of the query `wanted` (columns `_mv_k0…`),
 /// reading only the rows of the other side (`o_cur`, a FROM item under its alias) with such a
 /// key.
-pub fn count_by_key(keys: &Keys, o_cur: &str, wanted: &str) -> String {
+fn count_by_key(keys: &Keys, o_cur: &str, wanted: &str) -> String {
     let on: Vec<String> = keys
         .pairs
         .iter()
         .enumerate()
         .map(|(i, (_, o))| format!("{o} = _mv_w.{}", key(i)))
         .collect();
-    let cols: Vec<String> = keys
-        .pairs
-        .iter()
-        .enumerate()
-        .map(|(i, (_, o))| format!("{o} AS {}", key(i)))
-        .collect();
-    let w = if keys.filter.is_empty() {
-        String::new()
-    } else {
-        format!(" WHERE {}", keys.filter.join(" AND "))
-    };
     format!(
-        "SELECT {}, count(*) AS _mv_kn FROM {o_cur} SEMI JOIN ({wanted}) AS _mv_w ON {}{w} GROUP BY ALL",
-        cols.join(", "),
-        on.join(" AND ")
+        "SELECT {}, count(*) AS _mv_kn FROM {o_cur} SEMI JOIN ({wanted}) AS _mv_w ON {}{} GROUP BY ALL",
+        key_columns(keys),
+        on.join(" AND "),
+        where_sql(&keys.filter)
     )
 }
 

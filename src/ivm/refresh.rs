@@ -99,7 +99,7 @@ fn refresh_probed(
     mode: RefreshMode,
 ) -> Result<Outcome, IvmError> {
     if !with_data {
-        return unpopulate(db, view, pending.populated);
+        return unpopulate(db, view, pending.populated, &pending.downstream);
     }
     if !pending.populated
         || matches!(view.plan.body, Body::Full { .. })
@@ -375,14 +375,17 @@ fn recompute(
 }
 
 /// `REFRESH ... WITH NO DATA`: empties the storage; reading the view fails until the next refresh.
-fn unpopulate(db: &mut dyn Sql, view: &ViewRow, populated: bool) -> Result<Outcome, IvmError> {
+fn unpopulate(
+    db: &mut dyn Sql,
+    view: &ViewRow,
+    populated: bool,
+    downstream: &[String],
+) -> Result<Outcome, IvmError> {
     let plan = &view.plan;
-    let mut downstream = false;
     if populated {
         let out = plan::output_view(plan.id);
-        for d in &catalog::downstream_deltas(db, plan.id)? {
+        for d in downstream {
             db.exec(&format!("INSERT INTO {d} SELECT *, -1 FROM {out}"))?;
-            downstream = true;
         }
     }
     let rows = db.exec(&format!("DELETE FROM {}", plan::storage(plan.id)))?;
@@ -397,6 +400,6 @@ fn unpopulate(db: &mut dyn Sql, view: &ViewRow, populated: bool) -> Result<Outco
     Ok(Outcome {
         notices: Vec::new(),
         rows,
-        downstream,
+        downstream: populated && !downstream.is_empty(),
     })
 }

@@ -161,13 +161,9 @@ pub fn block_terms(
             conds.push(guard_sql(g, &cur));
         }
     }
-    // One left item and one changed equi-join filter standing alone on one right item: counts
-    // per changed key.
-    let alone = |i: usize| {
-        shapes
-            .iter()
-            .any(|(t, m)| m == &[i] && *t == guard_placeholder(0))
-    };
+    // One left item and one changed equi-join filter standing alone (a top-level test, not
+    // inside a guard) on one right item: counts per changed key.
+    let alone = |i: usize| i < top.len();
     if let ([i], [it]) = (moved.as_slice(), items) {
         let e = exists[*i];
         if let Some(keys) = match (&it.from, e.items.as_slice()) {

@@ -49,11 +49,16 @@ impl Term {
 
     /// ` WHERE c1 AND c2` or nothing.
     pub fn where_sql(&self) -> String {
-        if self.conds.is_empty() {
-            String::new()
-        } else {
-            format!(" WHERE {}", self.conds.join(" AND "))
-        }
+        where_sql(&self.conds)
+    }
+}
+
+/// ` WHERE c1 AND c2`, or nothing.
+pub fn where_sql(conds: &[String]) -> String {
+    if conds.is_empty() {
+        String::new()
+    } else {
+        format!(" WHERE {}", conds.join(" AND "))
     }
 }
 

@@ -507,12 +507,12 @@ impl Worker {
     fn release_capture_if_idle(&mut self) {
         if self.txn == Txn::Idle {
             let lock = &self.shared.capture_lock;
+            let refreshed = std::mem::take(&mut self.refreshed);
             if let Some(e) = self.snapshot_epoch {
-                for name in self.refreshed.drain(..) {
+                for name in refreshed {
                     self.shared.views.mark_clean(&name, e);
                 }
             }
-            self.refreshed.clear();
             if self.bump_at_end {
                 lock.bump();
                 self.bump_at_end = false;

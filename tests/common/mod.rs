@@ -436,3 +436,44 @@ pub async fn simple(
     }
     Ok((counts, rows))
 }
+
+/// Runs `sql` (one or more statements) and panics with the statement on error.
+pub async fn exec(c: &tokio_postgres::Client, sql: &str) {
+    c.batch_execute(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+}
+
+/// The rows of `sql` as text, NULL spelled `NULL`; panics with the statement on error.
+pub async fn text_rows(c: &tokio_postgres::Client, sql: &str) -> Vec<Vec<String>> {
+    let (_, rows) = simple(c, sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    rows.into_iter()
+        .map(|r| {
+            r.into_iter()
+                .map(|v| v.unwrap_or_else(|| "NULL".into()))
+                .collect()
+        })
+        .collect()
+}
+
+/// The rows of `sql` as `a|b` lines, for failure messages.
+pub async fn dump(c: &tokio_postgres::Client, sql: &str) -> String {
+    text_rows(c, sql)
+        .await
+        .iter()
+        .map(|r| r.join("|"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The IVM oracle's measure: how many rows `view` and `query`, run fresh, differ by as bags —
+/// `(view EXCEPT ALL query) UNION ALL (query EXCEPT ALL view)`. Zero when they are equal.
+pub async fn bag_difference(c: &tokio_postgres::Client, view: &str, query: &str) -> i64 {
+    let sql = format!(
+        "SELECT count(*) FROM ((SELECT * FROM {view} EXCEPT ALL ({query})) UNION ALL \
+         (({query}) EXCEPT ALL SELECT * FROM {view})) AS d"
+    );
+    text_rows(c, &sql).await[0][0].parse().unwrap()
+}
