@@ -165,6 +165,16 @@ const SHAPES: &[(&str, &str)] = &[
     ("notin_or", "SELECT k, g FROM a WHERE g IS NULL OR k NOT IN (SELECT k FROM b)"),
     ("ex_or_agg", "SELECT a.g, count(*) AS n FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k) OR EXISTS (SELECT 1 FROM c WHERE c.x = a.g) GROUP BY a.g"),
     ("ex_and_or", "SELECT a.k FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k) AND (a.v < 3 OR NOT EXISTS (SELECT 1 FROM c WHERE c.w = a.v))"),
+    // IN under NOT, three-valued: unknown (a NULL on either side, no match) is neither true
+    // nor false, so NOT keeps it unknown.
+    ("in_not", "SELECT k, v FROM a WHERE NOT (k IN (SELECT k FROM b WHERE w > 3))"),
+    ("notin_not_and", "SELECT k, g FROM a WHERE NOT (g > 1 AND v NOT IN (SELECT w FROM c))"),
+    ("in_not_or", "SELECT k FROM a WHERE NOT (k IN (SELECT k FROM b) OR v > 6)"),
+    // Existence tests inside other expressions keep their exact values.
+    ("ex_case", "SELECT k, v FROM a WHERE CASE WHEN g = 1 THEN EXISTS (SELECT 1 FROM b WHERE b.k = a.k) ELSE v > 4 END"),
+    ("in_eq_bool", "SELECT k, g FROM a WHERE (k IN (SELECT k FROM b)) = (g IS NULL)"),
+    ("in_is_null", "SELECT k, v FROM a WHERE (v IN (SELECT w FROM c)) IS NULL"),
+    ("nex_case_agg", "SELECT g, count(*) AS n FROM a WHERE CASE WHEN v > 3 THEN NOT EXISTS (SELECT 1 FROM c WHERE c.w = a.v) ELSE k NOT IN (SELECT k FROM b) END GROUP BY g"),
     ("self_semi", "SELECT x.k, x.g FROM a x WHERE EXISTS (SELECT 1 FROM a y WHERE y.k = x.k AND y.g <> x.g)"),
     // Tables without a column name in common: their match counts read only the rows of the
     // other side that match a changed row (a restricted scan), with qualified, unqualified and

@@ -1386,19 +1386,27 @@ mod tests {
         );
         assert_eq!(
             reason(
-                "SELECT t.k FROM t WHERE t.v > 1 OR NOT (t.k IN (SELECT u.k FROM u))",
+                "SELECT t.k FROM t WHERE CASE WHEN EXISTS (SELECT 1 FROM u WHERE u.k IN (SELECT x.k FROM t x)) THEN t.v > 1 END",
                 1
             )
             .as_deref(),
-            Some("IN (subquery) under NOT")
+            Some("a nested EXISTS/IN")
         );
         assert_eq!(
             reason(
-                "SELECT t.k FROM t WHERE CASE WHEN EXISTS (SELECT 1 FROM u) THEN t.v > 1 END",
+                "SELECT t.k FROM t WHERE t.v > 1 OR NOT (t.k IN (SELECT max(u.k) FROM u))",
                 1
             )
             .as_deref(),
-            Some("EXISTS or IN (subquery) inside an expression")
+            Some("an aggregate inside EXISTS/IN")
+        );
+        assert_eq!(
+            reason(
+                "SELECT t.k, EXISTS (SELECT 1 FROM u WHERE u.k = t.k) AS e FROM t",
+                2
+            )
+            .as_deref(),
+            Some("a subquery in an expression")
         );
         assert_eq!(
             reason("SELECT k FROM t ORDER BY k", 1).as_deref(),
@@ -1441,13 +1449,13 @@ mod tests {
         );
         // Full plans still record the tables they read, for DROP TABLE protection.
         let c = compiled(
-            "SELECT t.k FROM t, u WHERE t.k = u.k OR CASE WHEN EXISTS (SELECT 1 FROM u) THEN TRUE END",
+            "SELECT t.k FROM t, u WHERE t.k = u.k OR CASE WHEN EXISTS (SELECT 1 FROM u WHERE u.k IN (SELECT x.k FROM t x)) THEN TRUE END",
             1,
         );
         let names: Vec<&str> = c.plan.sources.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["t", "u"]);
         assert!(
-            c.plan.strategy.starts_with("full: EXISTS or IN"),
+            c.plan.strategy.starts_with("full: a nested EXISTS/IN"),
             "{}",
             c.plan.strategy
         );

@@ -6,11 +6,14 @@ use sqlparser::ast::{
     BinaryOperator, Expr, Ident, InTarget, JoinConstraint, JoinOperator, Query, SelectItem,
     SetExpr, TableWithJoins, UnaryOperator, VisitMut, VisitorMut,
 };
+use sqlparser::dialect::GenericDialect;
+use sqlparser::parser::Parser;
 use std::ops::ControlFlow;
 
 use super::super::outer::{Kind, Tree};
 use super::super::semi::{guard_placeholder, Exists, Guard};
-use super::{full, Analyzer, BlockFrom, Item, ItemFrom, Scope, R};
+use super::super::IvmError;
+use super::{full, Analyzer, BlockFrom, Item, ItemFrom, Scope, Stop, R};
 
 /// Joins the existing flat path handles (their ON predicates join the block's filter).
 pub(super) fn is_inner(op: &JoinOperator) -> bool {
@@ -162,7 +165,7 @@ impl Analyzer<'_> {
         for c in conjuncts {
             match existence(c) {
                 Some((subquery, anti, lhs)) => {
-                    let e = self.exists(subquery, anti, lhs, scope, out)?;
+                    let e = self.exists(subquery, anti, lhs, false, scope, out)?;
                     out.exists.push(e);
                 }
                 None if has_existence(c) => {
@@ -194,13 +197,9 @@ impl Analyzer<'_> {
         exists: &mut Vec<Exists>,
     ) -> R<Expr> {
         if let Some((subquery, anti, lhs)) = existence(e) {
-            if lhs.is_some() && (negated || is_negation(e)) {
-                return full("IN (subquery) under NOT");
-            }
-            exists.push(self.exists(subquery, anti, lhs, scope, out)?);
-            return Ok(Expr::Identifier(Ident::new(guard_placeholder(
-                exists.len() - 1,
-            ))));
+            // Under NOT, IN's "unknown" no longer acts as false: use its three-valued value.
+            let exact = negated || is_negation(e);
+            return self.test_value(subquery, anti, lhs, exact, scope, out, exists);
         }
         if !has_existence(e) {
             self.check_expr(e, false)?;
@@ -226,16 +225,114 @@ impl Analyzer<'_> {
             Expr::Nested(inner) => Ok(Expr::Nested(Box::new(
                 self.guard(inner, negated, scope, out, exists)?,
             ))),
-            _ => full("EXISTS or IN (subquery) inside an expression"),
+            _ => self.valued(e, scope, out, exists),
         }
     }
 
+    /// An expression holding existence tests somewhere other than under AND/OR/NOT (CASE,
+    /// comparisons of booleans, …): each test becomes its exact value — two-valued for EXISTS,
+    /// three-valued for IN — so the expression means what it meant.
+    fn valued(
+        &mut self,
+        e: &Expr,
+        scope: &Scope,
+        out: &BlockFrom,
+        exists: &mut Vec<Exists>,
+    ) -> R<Expr> {
+        struct Replace<'s, 'a> {
+            an: &'s mut Analyzer<'a>,
+            scope: &'s Scope,
+            out: &'s BlockFrom,
+            exists: &'s mut Vec<Exists>,
+            error: Option<Stop>,
+        }
+        impl VisitorMut for Replace<'_, '_> {
+            type Break = ();
+            fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+                let Some((q, anti, lhs)) = existence(e) else {
+                    return ControlFlow::Continue(());
+                };
+                let (q, lhs) = (q.clone(), lhs.cloned());
+                match self.an.test_value(
+                    &q,
+                    anti,
+                    lhs.as_ref(),
+                    true,
+                    self.scope,
+                    self.out,
+                    self.exists,
+                ) {
+                    Ok(v) => {
+                        *e = v;
+                        ControlFlow::Continue(())
+                    }
+                    Err(err) => {
+                        self.error = Some(err);
+                        ControlFlow::Break(())
+                    }
+                }
+            }
+        }
+        let mut x = e.clone();
+        let mut r = Replace {
+            an: self,
+            scope,
+            out,
+            exists,
+            error: None,
+        };
+        let _ = x.visit(&mut r);
+        if let Some(err) = r.error {
+            return Err(err);
+        }
+        self.check_expr(&x, false)?;
+        Ok(Expr::Nested(Box::new(x)))
+    }
+
+    /// The value of one existence test, with its filters pushed onto `exists`. `exact`: IN
+    /// (subquery) as SQL's three-valued `x IN S` — true when some y = x, unknown when none
+    /// does but x or some y is NULL, false otherwise — from two counts; otherwise IN holds
+    /// when some y = x and NOT IN when no y matches or is unknown (unknown as false, right for
+    /// a test whose result only AND and OR see).
+    #[allow(clippy::too_many_arguments)]
+    fn test_value(
+        &mut self,
+        subquery: &Query,
+        anti: bool,
+        lhs: Option<&Expr>,
+        exact: bool,
+        scope: &Scope,
+        out: &BlockFrom,
+        exists: &mut Vec<Exists>,
+    ) -> R<Expr> {
+        let placeholder = |i: usize| Expr::Identifier(Ident::new(guard_placeholder(i)));
+        if lhs.is_none() || !exact {
+            exists.push(self.exists(subquery, anti, lhs, false, scope, out)?);
+            return Ok(placeholder(exists.len() - 1));
+        }
+        exists.push(self.exists(subquery, false, lhs, false, scope, out)?);
+        let matched = guard_placeholder(exists.len() - 1);
+        exists.push(self.exists(subquery, false, lhs, true, scope, out)?);
+        let unknown = guard_placeholder(exists.len() - 1);
+        let value = format!(
+            "{}(CASE WHEN {matched} THEN TRUE WHEN {unknown} THEN NULL ELSE FALSE END)",
+            if anti { "NOT " } else { "" }
+        );
+        Parser::new(&GenericDialect {})
+            .try_with_sql(&value)
+            .and_then(|mut p| p.parse_expr())
+            .map_err(|e| Stop::Err(IvmError::Internal(format!("{value}: {e}"))))
+    }
+
     /// The existence filter of `[NOT] EXISTS (q)` or `lhs [NOT] IN (q)`.
+    /// `wide`: the IN predicate also matches when either side is NULL (a non-anti test of
+    /// "x IN S is not false").
     fn exists(
         &mut self,
         q: &Query,
         anti: bool,
         lhs: Option<&Expr>,
+        wide: bool,
         scope: &Scope,
         outer: &BlockFrom,
     ) -> R<Exists> {
@@ -262,7 +359,7 @@ impl Analyzer<'_> {
             let x = qualify(x, outer)?;
             // In a WHERE conjunct, unknown counts as false: `x IN S` holds iff some y = x;
             // `x NOT IN S` holds iff no y equals x or is NULL, and x is not NULL (or S is empty).
-            preds.push(if anti {
+            preds.push(if anti || wide {
                 format!("(({x}) = ({y}) OR ({y}) IS NULL OR ({x}) IS NULL)")
             } else {
                 format!("(({x}) = ({y}))")
