@@ -427,6 +427,14 @@ fn full_recompute_shapes_notice_and_stay_correct() {
             "ORDER BY",
         ),
         ("SELECT k FROM t EXCEPT ALL SELECT k FROM u", "EXCEPT"),
+        (
+            "SELECT k FROM t WHERE v IN (SELECT sum(w / 2) FROM u GROUP BY k)",
+            "SUM/AVG of floating-point values in an aggregate subquery",
+        ),
+        (
+            "SELECT t.k, s.lo FROM t JOIN (SELECT k, min(w) AS lo FROM u GROUP BY k) s ON s.k = t.k",
+            "MIN/MAX in an aggregate subquery",
+        ),
     ];
     for (q, construct) in cases {
         let notices = drive(&[("v", q)], 7, 12);

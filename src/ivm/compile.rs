@@ -15,6 +15,7 @@ use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 
 mod joins;
+mod subagg;
 
 use super::catalog;
 use super::plan::{
@@ -471,7 +472,7 @@ impl<'a> Analyzer<'a> {
         let rel = match q.body.as_ref() {
             SetExpr::Select(s) => {
                 if self.is_aggregate(s) {
-                    return full("an aggregate inside a subquery");
+                    return self.sub_aggregate(s, &scope, true);
                 }
                 if s.distinct.is_some() {
                     return full("DISTINCT inside a subquery");
@@ -509,8 +510,9 @@ impl<'a> Analyzer<'a> {
             Rel::Block(b) => b.names.clone(),
             Rel::Union(parts) => match &parts[0] {
                 Rel::Block(b) => b.names.clone(),
-                Rel::Union(_) => return full("nested UNION"),
+                Rel::Union(_) | Rel::Agg(_) => return full("nested UNION"),
             },
+            Rel::Agg(sa) => sa.names.clone(),
         };
         Ok((rel, names))
     }
@@ -1398,7 +1400,31 @@ mod tests {
                 1
             )
             .as_deref(),
-            Some("an aggregate inside EXISTS/IN")
+            Some("MIN/MAX in an aggregate subquery")
+        );
+        assert_eq!(
+            reason(
+                "SELECT t.k FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.k = t.k HAVING count(*) > 1)",
+                1
+            )
+            .as_deref(),
+            Some("a correlated aggregate subquery")
+        );
+        assert_eq!(
+            reason(
+                "SELECT t.k FROM t WHERE t.k IN (SELECT count(*) FROM u WHERE w > g)",
+                1
+            )
+            .as_deref(),
+            Some("a correlated aggregate subquery")
+        );
+        assert_eq!(
+            reason(
+                "SELECT s.k FROM (SELECT k, count(*) + 1 FROM u GROUP BY k) s",
+                1
+            )
+            .as_deref(),
+            Some("an aggregate subquery column without an alias")
         );
         assert_eq!(
             reason(

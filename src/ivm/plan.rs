@@ -63,6 +63,19 @@ pub enum Body {
 pub enum Rel {
     Block(Block),
     Union(Vec<Rel>),
+    /// An aggregate used as a relation: a derived table, or the set IN/EXISTS tests.
+    Agg(Box<SubAgg>),
+}
+
+/// A grouped or ungrouped aggregate read as a relation. It has no storage: its change is
+/// computed, per refresh, for the groups the change of its input touches — their rows now
+/// (aggregated from the current input) and before (now minus the input's change). Only
+/// COUNT, SUM and AVG of exact types, whose state can be taken back.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub struct SubAgg {
+    pub agg: Aggregate,
+    /// Output column names, in the order of `agg.output`.
+    pub names: Vec<String>,
 }
 
 /// `SELECT select[i] AS names[i] FROM items WHERE filter AND exists…`. Items are comma-joined
@@ -218,6 +231,7 @@ fn block_sql(b: &Block, t: &Term, mult: bool) -> String {
 pub fn rel_cur(sources: &[Source], rel: &Rel) -> String {
     match rel {
         Rel::Block(b) => block_sql(b, &block_cur_term(sources, b), false),
+        Rel::Agg(sa) => sub_agg_sql(sa, &agg_state_from(sources, &sa.agg, ""), false),
         Rel::Union(parts) => parts
             .iter()
             .map(|p| format!("({})", rel_cur(sources, p)))
@@ -252,6 +266,7 @@ pub fn rel_delta(sources: &[Source], rel: &Rel, changed: &[bool]) -> Option<Stri
                 )
             }
         }
+        Rel::Agg(sa) => sub_agg_delta(sources, sa, changed),
         Rel::Union(parts) => {
             let ds: Vec<String> = parts
                 .iter()
@@ -352,6 +367,20 @@ fn group_by(a: &Aggregate) -> String {
 /// The aggregate state of the current base data; `only_recompute` restricts it to the groups
 /// flagged in the work table (MIN/MAX whose extreme was deleted).
 pub fn agg_state_sql(plan: &Plan, a: &Aggregate, only_recompute: bool) -> String {
+    let filter = if only_recompute {
+        format!(
+            " WHERE EXISTS (SELECT 1 FROM {w} AS _mv_w WHERE _mv_w._mv_rc AND {on})",
+            w = work(plan.id),
+            on = null_safe_eq("_mv_i", "_mv_w", &group_cols(a))
+        )
+    } else {
+        String::new()
+    };
+    agg_state_from(&plan.sources, a, &filter)
+}
+
+/// The aggregate state of the current input rows (`_mv_i`) that pass `filter`.
+fn agg_state_from(sources: &[Source], a: &Aggregate, filter: &str) -> String {
     let mut cols: Vec<String> = group_cols(a).iter().map(|g| format!("_mv_i.{g}")).collect();
     cols.push("CAST(COUNT(*) AS BIGINT) AS _mv_count".to_string());
     for f in a.state_fns() {
@@ -372,16 +401,7 @@ pub fn agg_state_sql(plan: &Plan, a: &Aggregate, only_recompute: bool) -> String
             AggKind::Max => cols.push(format!("MAX({arg}) AS m_{i}")),
         }
     }
-    let input = rel_cur(&plan.sources, &Rel::Block(a.input.clone()));
-    let filter = if only_recompute {
-        format!(
-            " WHERE EXISTS (SELECT 1 FROM {w} AS _mv_w WHERE _mv_w._mv_rc AND {on})",
-            w = work(plan.id),
-            on = null_safe_eq("_mv_i", "_mv_w", &group_cols(a))
-        )
-    } else {
-        String::new()
-    };
+    let input = rel_cur(sources, &Rel::Block(a.input.clone()));
     format!(
         "SELECT {} FROM ({input}) AS _mv_i{filter}{}",
         cols.join(", "),
@@ -392,7 +412,11 @@ pub fn agg_state_sql(plan: &Plan, a: &Aggregate, only_recompute: bool) -> String
 /// The consolidated change per group; MIN/MAX keep the extreme of the inserted values (`m_i`) and
 /// of the deleted ones (`x_i`), which decides whether the group must be recomputed.
 pub fn agg_delta_sql(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Option<String> {
-    let d = rel_delta(&plan.sources, &Rel::Block(a.input.clone()), changed)?;
+    agg_delta_from(&plan.sources, a, changed)
+}
+
+fn agg_delta_from(sources: &[Source], a: &Aggregate, changed: &[bool]) -> Option<String> {
+    let d = rel_delta(sources, &Rel::Block(a.input.clone()), changed)?;
     let mut cols: Vec<String> = group_cols(a).iter().map(|g| format!("_mv_d.{g}")).collect();
     // COALESCE: an ungrouped aggregate over a change that no row survives still yields one row,
     // whose sums must add nothing.
@@ -430,6 +454,92 @@ pub fn agg_delta_sql(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Option<Str
         cols.join(", "),
         group_by(a).replace("_g", "_mv_d._g")
     ))
+}
+
+/// The state columns of an aggregate's storage rows, after the group keys.
+fn state_columns(a: &Aggregate) -> Vec<String> {
+    let mut cols = vec!["_mv_count".to_string()];
+    for f in a.state_fns() {
+        let i = f.slot;
+        match f.kind {
+            AggKind::CountStar => {}
+            AggKind::Count => cols.push(format!("n_{i}")),
+            AggKind::Sum | AggKind::Avg => {
+                cols.push(format!("s_{i}"));
+                cols.push(format!("n_{i}"));
+            }
+            AggKind::Min | AggKind::Max => cols.push(format!("m_{i}")),
+        }
+    }
+    cols
+}
+
+/// A sub-aggregate's rows from state rows `state` (`_mv_count`, `n_i`, …, plus `_mv_mult`
+/// when `mult`): output expressions under their names, HAVING applied. A grouped aggregate
+/// has no row for a group without input rows; an ungrouped one always has its one row.
+fn sub_agg_sql(sa: &SubAgg, state: &str, mult: bool) -> String {
+    let a = &sa.agg;
+    let mut cols: Vec<String> = a
+        .output
+        .iter()
+        .zip(&sa.names)
+        .map(|(e, n)| format!("{e} AS {}", ident(n)))
+        .collect();
+    if mult {
+        cols.push("_mv_mult".into());
+    }
+    let mut conds = Vec::new();
+    if a.groups > 0 {
+        conds.push("_mv_count > 0".to_string());
+    }
+    conds.extend(a.having.iter().map(|h| format!("({h})")));
+    format!(
+        "SELECT {} FROM ({state}) AS _mv_s{}",
+        cols.join(", "),
+        term::where_sql(&conds)
+    )
+}
+
+/// A sub-aggregate's change: for each group its input's change touches, the group's row now
+/// (+1) and before (−1), the state before being the state now minus the change's.
+fn sub_agg_delta(sources: &[Source], sa: &SubAgg, changed: &[bool]) -> Option<String> {
+    let a = &sa.agg;
+    let d = agg_delta_from(sources, a, changed)?;
+    let keys = group_cols(a);
+    let (now, on) = if keys.is_empty() {
+        (agg_state_from(sources, a, ""), "TRUE".to_string())
+    } else {
+        let touched = format!(
+            " WHERE EXISTS (SELECT 1 FROM ({d}) AS _mv_w WHERE {})",
+            null_safe_eq("_mv_i", "_mv_w", &keys)
+        );
+        (
+            agg_state_from(sources, a, &touched),
+            null_safe_eq("_mv_n", "_mv_d", &keys),
+        )
+    };
+    let mut cols: Vec<String> = keys
+        .iter()
+        .map(|k| format!("coalesce(_mv_n.{k}, _mv_d.{k}) AS {k}"))
+        .collect();
+    for c in state_columns(a) {
+        let now_value = if c.starts_with("s_") {
+            format!("_mv_n.{c}")
+        } else {
+            format!("coalesce(_mv_n.{c}, 0)")
+        };
+        cols.push(format!(
+            "CASE WHEN _mv_sg._mv_mult = 1 THEN {now_value} \
+             ELSE coalesce(_mv_n.{c}, 0) - coalesce(_mv_d.{c}, 0) END AS {c}"
+        ));
+    }
+    cols.push("_mv_sg._mv_mult".into());
+    let state = format!(
+        "SELECT {} FROM ({now}) AS _mv_n FULL JOIN ({d}) AS _mv_d ON {on}, \
+         (VALUES (1), (-1)) AS _mv_sg(_mv_mult)",
+        cols.join(", ")
+    );
+    Some(sub_agg_sql(sa, &state, true))
 }
 
 /// Fills the work table: the consolidated change plus `_mv_rc`, true for groups whose current

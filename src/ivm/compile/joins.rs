@@ -12,6 +12,7 @@ use std::ops::ControlFlow;
 
 use super::super::outer::{Kind, Tree};
 use super::super::semi::{guard_placeholder, Exists, Guard};
+use super::super::text::ident;
 use super::super::IvmError;
 use super::{full, Analyzer, BlockFrom, Item, ItemFrom, Scope, Stop, R};
 
@@ -341,20 +342,40 @@ impl Analyzer<'_> {
             return full("a set operation inside EXISTS/IN");
         };
         self.check_select(s)?;
-        if self.is_aggregate(s) {
-            return full("an aggregate inside EXISTS/IN");
-        }
-        let from = self.from(s, &inner_scope)?;
-        if !from.exists.is_empty() || !from.guards.is_empty() {
-            return full("a nested EXISTS/IN");
-        }
-        let mut preds: Vec<String> = from.filter.into_iter().collect();
-        if let Some(x) = lhs {
-            let y = match s.projection.as_slice() {
-                [SelectItem::UnnamedExpr(e)] | [SelectItem::ExprWithAlias { expr: e, .. }] => e,
-                _ => return full("IN over a subquery without exactly one column"),
+        let (items, mut preds, y) = if self.is_aggregate(s) {
+            // The aggregate is a relation of its own, tested like a table.
+            let (rel, names) = self.sub_aggregate(s, &inner_scope, false)?;
+            self.subquery_count += 1;
+            let alias = ident(&format!("_mv_q{}", self.subquery_count));
+            let y = match names.as_slice() {
+                [y] => Some(format!("{alias}.{}", ident(y))),
+                _ => None,
             };
-            self.check_expr(y, false)?;
+            let item = Item {
+                alias,
+                from: ItemFrom::Sub(Box::new(rel)),
+            };
+            (vec![item], Vec::new(), y)
+        } else {
+            let from = self.from(s, &inner_scope)?;
+            if !from.exists.is_empty() || !from.guards.is_empty() {
+                return full("a nested EXISTS/IN");
+            }
+            let y = match s.projection.as_slice() {
+                [SelectItem::UnnamedExpr(e)] | [SelectItem::ExprWithAlias { expr: e, .. }] => {
+                    if lhs.is_some() {
+                        self.check_expr(e, false)?;
+                    }
+                    Some(e.to_string())
+                }
+                _ => None,
+            };
+            (from.items, from.filter.into_iter().collect::<Vec<_>>(), y)
+        };
+        if let Some(x) = lhs {
+            let Some(y) = y else {
+                return full("IN over a subquery without exactly one column");
+            };
             self.check_expr(x, false)?;
             let x = qualify(x, outer)?;
             // In a WHERE conjunct, unknown counts as false: `x IN S` holds iff some y = x;
@@ -370,7 +391,7 @@ impl Analyzer<'_> {
                 .insert(if anti { "NOT EXISTS" } else { "EXISTS" });
         }
         Ok(Exists {
-            items: from.items,
+            items,
             filter: if preds.is_empty() {
                 "TRUE".into()
             } else {

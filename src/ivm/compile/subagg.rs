@@ -1,0 +1,142 @@
+//! The compiler's part for aggregates read as relations: `FROM (SELECT k, sum(v) AS s FROM t
+//! GROUP BY k) x` and `x IN (SELECT k FROM t GROUP BY k HAVING …)`. Such an aggregate has no
+//! storage of its own; see `plan::SubAgg` for how its change is computed.
+
+use std::collections::HashSet;
+
+use sqlparser::ast::{Expr, GroupByExpr, Select, SelectItem, Visit};
+
+use super::super::plan::{AggKind, Aggregate, ItemFrom, Rel, SubAgg};
+use super::{full, Analyzer, FnVisitor, Scope, R};
+
+impl Analyzer<'_> {
+    /// The aggregate query `s` as a relation, and its column names. `named`: the columns are
+    /// referenced by name (a derived table), so each needs one.
+    pub(super) fn sub_aggregate(
+        &mut self,
+        s: &Select,
+        scope: &Scope,
+        named: bool,
+    ) -> R<(Rel, Vec<String>)> {
+        let agg = self.aggregate(s, scope)?;
+        if agg
+            .aggs
+            .iter()
+            .any(|f| matches!(f.kind, AggKind::Min | AggKind::Max))
+        {
+            // Taking a deleted extreme back needs the group's other rows.
+            return full("MIN/MAX in an aggregate subquery");
+        }
+        if self.correlated(s, &agg) {
+            return full("a correlated aggregate subquery");
+        }
+        self.exact_sums(&agg)?;
+        let mut names = Vec::new();
+        for (i, p) in s.projection.iter().enumerate() {
+            names.push(match p {
+                SelectItem::ExprWithAlias { alias, .. } => alias.value.clone(),
+                SelectItem::UnnamedExpr(Expr::Identifier(id)) => id.value.clone(),
+                SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => {
+                    parts.last().map(|p| p.value.clone()).unwrap_or_default()
+                }
+                _ if named => return full("an aggregate subquery column without an alias"),
+                _ => format!("_mv_c{}", i + 1),
+            });
+        }
+        self.features.insert("aggregate subquery");
+        Ok((
+            Rel::Agg(Box::new(SubAgg {
+                agg,
+                names: names.clone(),
+            })),
+            names,
+        ))
+    }
+
+    /// Whether `s` refers to anything outside its own FROM (a correlated subquery, which is
+    /// not a relation of its own). Names that cannot be placed count as outside.
+    fn correlated(&self, s: &Select, agg: &Aggregate) -> bool {
+        let mut aliases = HashSet::new();
+        let mut columns: HashSet<String> = s
+            .projection
+            .iter()
+            .filter_map(|p| match p {
+                SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.to_lowercase()),
+                _ => None,
+            })
+            .collect();
+        for item in &agg.input.items {
+            aliases.insert(item.alias.trim_matches('"').to_lowercase());
+            let cols: &[String] = match &item.from {
+                ItemFrom::Source(i) => &self.sources[*i].columns,
+                ItemFrom::Sub(rel) => match rel.as_ref() {
+                    Rel::Block(b) => &b.names,
+                    Rel::Agg(sa) => &sa.names,
+                    Rel::Union(_) => return true,
+                },
+                ItemFrom::Tree(_) => return true,
+            };
+            columns.extend(cols.iter().map(|c| c.to_lowercase()));
+        }
+        let mut outside = false;
+        let mut check = |e: &Expr| {
+            let _ = e.visit(&mut FnVisitor(|x: &Expr| match x {
+                Expr::CompoundIdentifier(parts) if parts.len() >= 2 => {
+                    let q = parts[parts.len() - 2].value.to_lowercase();
+                    outside |= !aliases.contains(&q);
+                }
+                Expr::Identifier(id) => outside |= !columns.contains(&id.value.to_lowercase()),
+                _ => {}
+            }));
+        };
+        for p in &s.projection {
+            match p {
+                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => check(e),
+                _ => return true,
+            }
+        }
+        s.selection.iter().for_each(&mut check);
+        s.having.iter().for_each(&mut check);
+        if let GroupByExpr::Expressions(keys, _) = &s.group_by {
+            keys.iter().for_each(&mut check);
+        }
+        outside
+    }
+
+    /// Refuses SUM/AVG of floating-point values: their state taken back by subtraction need
+    /// not equal the state before, and a row that does not cancel would stay in the view.
+    fn exact_sums(&mut self, agg: &Aggregate) -> R<()> {
+        let args: Vec<&str> = agg
+            .state_fns()
+            .filter(|f| matches!(f.kind, AggKind::Sum | AggKind::Avg))
+            .filter_map(|f| f.arg.as_deref())
+            .filter_map(|a| {
+                let i = agg.input.names.iter().position(|n| n == a)?;
+                Some(agg.input.select[i].as_str())
+            })
+            .collect();
+        if args.is_empty() {
+            return Ok(());
+        }
+        let t = super::super::plan::block_cur_term(&self.sources, &agg.input);
+        let rows = self.db.query(&format!(
+            "DESCRIBE SELECT {} FROM {}{}",
+            args.join(", "),
+            t.from,
+            t.where_sql()
+        ))?;
+        let inexact = rows.iter().any(|r| {
+            let t = r
+                .get(1)
+                .cloned()
+                .flatten()
+                .unwrap_or_default()
+                .to_uppercase();
+            t.starts_with("FLOAT") || t.starts_with("DOUBLE") || t.starts_with("REAL")
+        });
+        if inexact {
+            return full("SUM/AVG of floating-point values in an aggregate subquery");
+        }
+        Ok(())
+    }
+}
