@@ -180,6 +180,7 @@ const SEMI_SHAPES: &[(&str, &str)] = &[
     ("ex_case", "SELECT k, v FROM a WHERE CASE WHEN g = 1 THEN EXISTS (SELECT 1 FROM b WHERE b.k = a.k) ELSE v > 4 END"),
     ("in_eq_bool", "SELECT k, g FROM a WHERE (k IN (SELECT k FROM b)) = (g IS NULL)"),
     ("in_is_null", "SELECT k, v FROM a WHERE (v IN (SELECT w FROM c)) IS NULL"),
+    ("notin_is_null", "SELECT k, g FROM a WHERE (k NOT IN (SELECT k FROM b WHERE w > 2)) IS NULL OR g = 3"),
     ("nex_case_agg", "SELECT g, count(*) AS n FROM a WHERE CASE WHEN v > 3 THEN NOT EXISTS (SELECT 1 FROM c WHERE c.w = a.v) ELSE k NOT IN (SELECT k FROM b) END GROUP BY g"),
     // Aggregates read as relations: tested by IN / EXISTS, joined as derived tables.
     ("in_agg", "SELECT k, v FROM a WHERE k IN (SELECT k FROM b GROUP BY k HAVING count(*) > 1)"),
@@ -192,6 +193,11 @@ const SEMI_SHAPES: &[(&str, &str)] = &[
     ("lj_agg_sub", "SELECT a.k, s.t FROM a LEFT JOIN (SELECT k, sum(w) AS t FROM b WHERE w > 2 GROUP BY k) s ON a.k = s.k"),
     ("agg_of_agg", "SELECT s.n, count(*) AS groups FROM (SELECT k, count(*) AS n FROM b GROUP BY k) s GROUP BY s.n"),
     ("sub_agg_total", "SELECT a.k, s.total FROM a, (SELECT sum(x) AS total, count(*) AS n FROM c) s WHERE a.g < s.n"),
+    // Existence tests in the select list.
+    ("sel_ex", "SELECT a.k, EXISTS (SELECT 1 FROM b WHERE b.k = a.k) AS has_b FROM a"),
+    ("sel_in", "SELECT k, v, k IN (SELECT k FROM b WHERE w > 3) AS in_b FROM a"),
+    ("sel_case", "SELECT g, CASE WHEN v NOT IN (SELECT w FROM c) THEN 'out' WHEN EXISTS (SELECT 1 FROM b WHERE b.k = a.k) THEN 'matched' ELSE 'other' END AS tag FROM a WHERE g IS NOT NULL"),
+    ("sel_distinct", "SELECT DISTINCT g, NOT EXISTS (SELECT 1 FROM c WHERE c.x = a.g) AS e FROM a"),
     ("self_semi", "SELECT x.k, x.g FROM a x WHERE EXISTS (SELECT 1 FROM a y WHERE y.k = x.k AND y.g <> x.g)"),
     // Tables without a column name in common: their match counts read only the rows of the
     // other side that match a changed row (a restricted scan), with qualified, unqualified and

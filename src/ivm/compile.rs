@@ -15,6 +15,7 @@ use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 
 mod joins;
+mod select_tests;
 mod subagg;
 
 use super::catalog;
@@ -351,6 +352,9 @@ impl<'a> Analyzer<'a> {
             SetExpr::Select(s) => {
                 let distinct = matches!(s.distinct, Some(Distinct::Distinct));
                 let names = super::plan::positional(ncols);
+                if let Some(rel) = self.select_tests(s, &scope, &names)? {
+                    return Ok(Body::Bag { rel, distinct });
+                }
                 let block = self.spj(s, &scope, Some(names))?;
                 Ok(Body::Bag {
                     rel: Rel::Block(block),
@@ -1428,8 +1432,17 @@ mod tests {
         );
         assert_eq!(
             reason(
-                "SELECT t.k, EXISTS (SELECT 1 FROM u WHERE u.k = t.k) AS e FROM t",
-                2
+                "SELECT t.k IN (SELECT k FROM u), t.v IN (SELECT w FROM u), EXISTS (SELECT 1 FROM u), \
+                 EXISTS (SELECT 1 FROM u WHERE u.k = t.k) FROM t",
+                4
+            )
+            .as_deref(),
+            Some("more than three EXISTS/IN tests in the select list")
+        );
+        assert_eq!(
+            reason(
+                "SELECT s.e FROM (SELECT EXISTS (SELECT 1 FROM u WHERE u.k = t.k) AS e FROM t) s",
+                1
             )
             .as_deref(),
             Some("a subquery in an expression")

@@ -319,9 +319,11 @@ impl Analyzer<'_> {
             "{}(CASE WHEN {matched} THEN TRUE WHEN {unknown} THEN NULL ELSE FALSE END)",
             if anti { "NOT " } else { "" }
         );
+        // Parenthesized: it replaces an operand of whatever surrounds the test (`… IS NULL`).
         Parser::new(&GenericDialect {})
             .try_with_sql(&value)
             .and_then(|mut p| p.parse_expr())
+            .map(|e| Expr::Nested(Box::new(e)))
             .map_err(|e| Stop::Err(IvmError::Internal(format!("{value}: {e}"))))
     }
 
@@ -459,7 +461,7 @@ fn is_negation(e: &Expr) -> bool {
 }
 
 /// `(subquery, anti, IN's left operand)` when the conjunct is an existence test.
-fn existence(e: &Expr) -> Option<(&Query, bool, Option<&Expr>)> {
+pub(super) fn existence(e: &Expr) -> Option<(&Query, bool, Option<&Expr>)> {
     match e {
         Expr::Exists { subquery, negated } => Some((subquery, *negated, None)),
         Expr::In {
