@@ -419,8 +419,8 @@ fn full_recompute_shapes_notice_and_stay_correct() {
             "aggregate string_agg()",
         ),
         (
-            "SELECT k FROM t WHERE CASE WHEN EXISTS (SELECT 1 FROM u WHERE u.k = t.k AND EXISTS (SELECT 1 FROM t x WHERE x.v = u.k)) THEN k > 3 END",
-            "a nested EXISTS/IN",
+            "SELECT k FROM t WHERE CASE WHEN EXISTS (SELECT 1 FROM u WHERE u.k = t.k AND EXISTS (SELECT 1 FROM x WHERE x.z = u.w AND x.z > t.v)) THEN k > 3 END",
+            "a nested EXISTS/IN that refers to an outer query",
         ),
         (
             "SELECT DISTINCT ON (g) g, k FROM t ORDER BY g, k",

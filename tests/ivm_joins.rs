@@ -193,6 +193,11 @@ const SEMI_SHAPES: &[(&str, &str)] = &[
     ("lj_agg_sub", "SELECT a.k, s.t FROM a LEFT JOIN (SELECT k, sum(w) AS t FROM b WHERE w > 2 GROUP BY k) s ON a.k = s.k"),
     ("agg_of_agg", "SELECT s.n, count(*) AS groups FROM (SELECT k, count(*) AS n FROM b GROUP BY k) s GROUP BY s.n"),
     ("sub_agg_total", "SELECT a.k, s.total FROM a, (SELECT sum(x) AS total, count(*) AS n FROM c) s WHERE a.g < s.n"),
+    // Existence tests nested inside existence tests (the inner ones self-contained).
+    ("ex_nested", "SELECT a.k FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND EXISTS (SELECT 1 FROM c WHERE c.w = b.w))"),
+    ("nex_nested_nex", "SELECT a.k, a.v FROM a WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND NOT EXISTS (SELECT 1 FROM c WHERE c.w = b.w AND c.x > 1))"),
+    ("in_nested", "SELECT k, g FROM a WHERE k IN (SELECT k FROM b WHERE w IN (SELECT w FROM c WHERE x > 0))"),
+    ("ex_nested_or", "SELECT a.k FROM a WHERE a.v > 8 OR EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND (b.w < 2 OR NOT EXISTS (SELECT 1 FROM c WHERE c.w = b.w)))"),
     // Existence tests in the select list.
     ("sel_ex", "SELECT a.k, EXISTS (SELECT 1 FROM b WHERE b.k = a.k) AS has_b FROM a"),
     ("sel_in", "SELECT k, v, k IN (SELECT k FROM b WHERE w > 3) AS in_b FROM a"),

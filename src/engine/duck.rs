@@ -202,6 +202,15 @@ impl Conn {
         self.interrupt.clone()
     }
 
+    /// Whether `sql` prepares on a fresh connection of the same database: DuckDB binds it
+    /// outside this connection's transaction, so a binder error cannot abort that transaction.
+    pub fn prepares_alone(&self, sql: &str) -> bool {
+        self._db
+            .connect()
+            .and_then(|c| c.prepare(sql).map(|_| ()))
+            .is_ok()
+    }
+
     /// How many statements were prepared or run on this connection.
     pub fn calls(&self) -> u64 {
         self.calls.get()

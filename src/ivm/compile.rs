@@ -1396,7 +1396,7 @@ mod tests {
                 1
             )
             .as_deref(),
-            Some("a nested EXISTS/IN")
+            Some("a nested EXISTS/IN that refers to an outer query")
         );
         assert_eq!(
             reason(

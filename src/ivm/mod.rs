@@ -46,6 +46,12 @@ pub trait Sql {
     fn exec_hot(&mut self, sql: &str, params: &[String]) -> Result<u64, SqlError> {
         self.exec(&hot::substitute(sql, params))
     }
+    /// Whether `sql` binds on its own, outside this transaction (tables it creates are not
+    /// seen). Used to tell a self-contained subquery from one that refers to an outer query;
+    /// false when unknown, which keeps the conservative answer.
+    fn binds_alone(&mut self, _sql: &str) -> bool {
+        false
+    }
     /// [`Sql::query`] for a repeated query; see [`Sql::exec_hot`].
     fn query_hot(
         &mut self,

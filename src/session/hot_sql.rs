@@ -63,6 +63,10 @@ impl ivm::Sql for HotSql<'_> {
         ConnSql(self.conn).query(sql)
     }
 
+    fn binds_alone(&mut self, sql: &str) -> bool {
+        ConnSql(self.conn).binds_alone(sql)
+    }
+
     fn exec_hot(&mut self, sql: &str, params: &[String]) -> Result<u64, ivm::SqlError> {
         let start = std::time::Instant::now();
         let mut r = self.run(sql, params)?;

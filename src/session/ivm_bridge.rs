@@ -35,6 +35,10 @@ impl ivm::Sql for ConnSql<'_> {
         tracing::debug!(target: "duckmv::ivm::sql", ms = start.elapsed().as_secs_f64() * 1e3, "{sql}");
         Ok(rows)
     }
+
+    fn binds_alone(&mut self, sql: &str) -> bool {
+        self.0.prepares_alone(sql)
+    }
 }
 
 /// A result's rows, every value as text (NULL as None).

@@ -3,7 +3,7 @@
 //! `[NOT] IN (subquery)` conjuncts of WHERE become existence filters of the block.
 
 use sqlparser::ast::{
-    BinaryOperator, Expr, Ident, InTarget, JoinConstraint, JoinOperator, Query, SelectItem,
+    BinaryOperator, Expr, Ident, InTarget, JoinConstraint, JoinOperator, Query, Select, SelectItem,
     SetExpr, TableWithJoins, UnaryOperator, VisitMut, VisitorMut,
 };
 use sqlparser::dialect::GenericDialect;
@@ -11,6 +11,7 @@ use sqlparser::parser::Parser;
 use std::ops::ControlFlow;
 
 use super::super::outer::{Kind, Tree};
+use super::super::plan::{Block, Rel};
 use super::super::semi::{guard_placeholder, Exists, Guard};
 use super::super::text::ident;
 use super::super::IvmError;
@@ -359,9 +360,9 @@ impl Analyzer<'_> {
             };
             (vec![item], Vec::new(), y)
         } else {
-            let from = self.from(s, &inner_scope)?;
+            let mut from = self.from(s, &inner_scope)?;
             if !from.exists.is_empty() || !from.guards.is_empty() {
-                return full("a nested EXISTS/IN");
+                from = self.nest(s, from)?;
             }
             let y = match s.projection.as_slice() {
                 [SelectItem::UnnamedExpr(e)] | [SelectItem::ExprWithAlias { expr: e, .. }] => {
@@ -400,6 +401,62 @@ impl Analyzer<'_> {
                 preds.join(" AND ")
             },
             anti,
+        })
+    }
+}
+
+impl Analyzer<'_> {
+    /// A subquery `SELECT … FROM x WHERE … AND <tests>` whose own WHERE holds existence tests:
+    /// `x` filtered by those tests becomes a derived table under x's alias (same columns), so
+    /// the outer test reads a relation whose change is known. Only when the tests refer to
+    /// nothing outside the subquery (DuckDB binds them on their own) and x is one table or
+    /// subquery.
+    fn nest(&mut self, s: &Select, from: BlockFrom) -> R<BlockFrom> {
+        let [item] = from.items.as_slice() else {
+            return full("a nested EXISTS/IN over a join");
+        };
+        if matches!(item.from, ItemFrom::Tree(_)) || s.from.len() != 1 {
+            return full("a nested EXISTS/IN over a join");
+        }
+        let mut conjuncts = Vec::new();
+        if let Some(w) = &s.selection {
+            split_and(w, &mut conjuncts);
+        }
+        let tests: Vec<String> = conjuncts
+            .iter()
+            .filter(|c| has_existence(c))
+            .map(|c| format!("({c})"))
+            .collect();
+        let alone = format!(
+            "SELECT * FROM {} WHERE {}",
+            s.from[0].relation,
+            tests.join(" AND ")
+        );
+        if !self.db.binds_alone(&alone) {
+            return full("a nested EXISTS/IN that refers to an outer query");
+        }
+        let columns = from.columns[0].clone();
+        let block = Block {
+            items: from.items.clone(),
+            select: columns
+                .iter()
+                .map(|c| format!("{}.{}", item.alias, ident(c)))
+                .collect(),
+            names: columns.clone(),
+            filter: None,
+            exists: from.exists,
+            guards: from.guards,
+        };
+        Ok(BlockFrom {
+            items: vec![Item {
+                alias: item.alias.clone(),
+                from: ItemFrom::Sub(Box::new(Rel::Block(block))),
+            }],
+            columns: vec![columns],
+            filter: from.filter,
+            exists: Vec::new(),
+            guards: Vec::new(),
+            visible: from.visible,
         })
     }
 }
