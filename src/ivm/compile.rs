@@ -522,15 +522,13 @@ impl<'a> Analyzer<'a> {
     }
 
     fn has_aggregate(&self, e: &Expr) -> bool {
-        let mut found = false;
-        let _ = e.visit(&mut FnVisitor(|x: &Expr| {
-            if let Expr::Function(f) = x {
-                if f.over.is_none() && self.aggregates.contains(&fn_name(&f.name)) {
-                    found = true;
-                }
-            }
-        }));
-        found
+        let mut v = AggregateFinder {
+            an: self,
+            depth: 0,
+            found: false,
+        };
+        let _ = e.visit(&mut v);
+        v.found
     }
 
     fn is_aggregate(&self, s: &Select) -> bool {
@@ -541,15 +539,13 @@ impl<'a> Analyzer<'a> {
         if grouped || s.having.is_some() {
             return true;
         }
-        let mut found = false;
-        let _ = s.projection.visit(&mut FnVisitor(|e: &Expr| {
-            if let Expr::Function(f) = e {
-                if f.over.is_none() && self.aggregates.contains(&fn_name(&f.name)) {
-                    found = true;
-                }
-            }
-        }));
-        found
+        let mut v = AggregateFinder {
+            an: self,
+            depth: 0,
+            found: false,
+        };
+        let _ = s.projection.visit(&mut v);
+        v.found
     }
 
     /// Clauses of a SELECT block that have no incremental rule.
@@ -1076,6 +1072,35 @@ fn fn_name(n: &ObjectName) -> String {
 }
 
 /// Calls a closure on every expression (pre-order).
+/// Finds an aggregate call of this query level: calls inside a subquery aggregate that
+/// subquery, not the query around it.
+struct AggregateFinder<'x, 'a> {
+    an: &'x Analyzer<'a>,
+    depth: usize,
+    found: bool,
+}
+
+impl Visitor for AggregateFinder<'_, '_> {
+    type Break = ();
+    fn pre_visit_query(&mut self, _q: &Query) -> ControlFlow<()> {
+        self.depth += 1;
+        ControlFlow::Continue(())
+    }
+    fn post_visit_query(&mut self, _q: &Query) -> ControlFlow<()> {
+        self.depth -= 1;
+        ControlFlow::Continue(())
+    }
+    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+        if let Expr::Function(f) = e {
+            if self.depth == 0 && f.over.is_none() && self.an.aggregates.contains(&fn_name(&f.name))
+            {
+                self.found = true;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
 struct FnVisitor<F>(F);
 impl<F: FnMut(&Expr)> Visitor for FnVisitor<F> {
     type Break = ();
@@ -1445,6 +1470,10 @@ mod tests {
                 1
             )
             .as_deref(),
+            Some("a subquery in an expression")
+        );
+        assert_eq!(
+            reason("SELECT k, (SELECT max(w) FROM u) FROM t", 2).as_deref(),
             Some("a subquery in an expression")
         );
         assert_eq!(
