@@ -41,6 +41,10 @@ impl Sql for Db {
         }
         Ok(out)
     }
+
+    fn binds_alone(&mut self, sql: &str) -> bool {
+        self.conn.try_clone().is_ok_and(|c| c.prepare(sql).is_ok())
+    }
 }
 
 impl Db {
@@ -434,6 +438,14 @@ fn full_recompute_shapes_notice_and_stay_correct() {
         (
             "SELECT t.k, s.lo FROM t JOIN (SELECT k, min(w) AS lo FROM u GROUP BY k) s ON s.k = t.k",
             "MIN/MAX in an aggregate subquery",
+        ),
+        (
+            "SELECT k FROM t WHERE k IN (SELECT u.k FROM u JOIN x ON x.z = u.w AND x.z = t.v GROUP BY u.k)",
+            "a correlated aggregate subquery",
+        ),
+        (
+            "SELECT k, g FROM t WHERE v NOT IN (SELECT v FROM t WHERE g = 'a')",
+            "IN over a subquery that reuses its left operand's table name (alias one of them)",
         ),
     ];
     for (q, construct) in cases {

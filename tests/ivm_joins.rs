@@ -198,6 +198,10 @@ const SEMI_SHAPES: &[(&str, &str)] = &[
     ("nex_nested_nex", "SELECT a.k, a.v FROM a WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND NOT EXISTS (SELECT 1 FROM c WHERE c.w = b.w AND c.x > 1))"),
     ("in_nested", "SELECT k, g FROM a WHERE k IN (SELECT k FROM b WHERE w IN (SELECT w FROM c WHERE x > 0))"),
     ("ex_nested_or", "SELECT a.k FROM a WHERE a.v > 8 OR EXISTS (SELECT 1 FROM b WHERE b.k = a.k AND (b.w < 2 OR NOT EXISTS (SELECT 1 FROM c WHERE c.w = b.w)))"),
+    ("ex_nested_unq", "SELECT a.k FROM a WHERE EXISTS (SELECT 1 FROM b WHERE k = a.k AND EXISTS (SELECT 1 FROM c WHERE c.w = b.w))"),
+    // Unqualified names inside a derived table's test belong to it (k is also a's column).
+    ("ex_derived_unq", "SELECT a.k, a.v FROM a WHERE EXISTS (SELECT 1 FROM (SELECT k, w FROM b WHERE w > 1) bb WHERE bb.w = a.v AND k = bb.w - 4)"),
+    ("in_self_aliased", "SELECT k, v FROM a WHERE v IN (SELECT y.k FROM a y WHERE y.g = 1)"),
     // Existence tests in the select list.
     ("sel_ex", "SELECT a.k, EXISTS (SELECT 1 FROM b WHERE b.k = a.k) AS has_b FROM a"),
     ("sel_in", "SELECT k, v, k IN (SELECT k FROM b WHERE w > 3) AS in_b FROM a"),
@@ -343,6 +347,30 @@ async fn padding_and_existence_follow_match_counts_through_zero() {
             exec(&c, &format!("REFRESH MATERIALIZED VIEW {name}")).await;
             oracle(&c, name, q, step).await;
         }
+    }
+}
+
+/// An unqualified name in a test over a derived table belongs to the derived table even when
+/// the outer table has a column of that name: the per-key counts must not read it as the
+/// outer one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unqualified_names_in_a_derived_table_belong_to_it() {
+    let server = TestServer::start();
+    let c = server.client().await;
+    create_tables(&c).await;
+    exec(&c, "INSERT INTO a VALUES (2, 0, 5), (1, 0, 5), (3, 1, 6)").await;
+    let q =
+        "SELECT a.k, a.v FROM a WHERE EXISTS (SELECT 1 FROM (SELECT k, w FROM b WHERE w > 1) bb \
+             WHERE bb.w = a.v AND k = bb.w - 4)";
+    exec(&c, &format!("CREATE MATERIALIZED VIEW unq AS {q}")).await;
+    for step in [
+        "INSERT INTO b VALUES (1, 5)",
+        "INSERT INTO b VALUES (2, 6), (0, 6)",
+        "DELETE FROM b WHERE k = 1",
+    ] {
+        exec(&c, step).await;
+        exec(&c, "REFRESH MATERIALIZED VIEW unq").await;
+        oracle(&c, "unq", q, step).await;
     }
 }
 

@@ -13,11 +13,12 @@ use std::ops::ControlFlow;
 
 use super::term::{where_sql, Term};
 
-/// One side of the predicate: its alias (as the plan quotes it) and, for a table, its columns
-/// (for unqualified names).
+/// One side of the predicate: its alias (as the plan quotes it) and its columns (for
+/// unqualified names); None when they are not known (a join tree), which leaves every
+/// unqualified name unplaced.
 pub struct Side<'a> {
     pub alias: &'a str,
-    pub columns: &'a [String],
+    pub columns: Option<&'a [String]>,
 }
 
 /// The predicate split: `pairs` are (preserved-side expression, other-side expression) whose
@@ -73,11 +74,11 @@ fn owner(e: &Expr, p: &Side, o: &Side, inner_first: bool) -> Option<Owner> {
             }
             Expr::CompoundIdentifier(_) => None,
             Expr::Identifier(id) => {
-                let has = |s: &Side| s.columns.iter().any(|c| c.eq_ignore_ascii_case(&id.value));
-                match (has(p), has(o)) {
-                    (_, true) if inner_first => Some(Owner::O),
-                    (true, false) => Some(Owner::P),
-                    (false, true) => Some(Owner::O),
+                let has = |c: &[String]| c.iter().any(|c| c.eq_ignore_ascii_case(&id.value));
+                match (p.columns.map(has), o.columns.map(has)) {
+                    (Some(_), Some(true)) if inner_first => Some(Owner::O),
+                    (Some(true), Some(false)) => Some(Owner::P),
+                    (Some(false), Some(true)) => Some(Owner::O),
                     _ => None,
                 }
             }
@@ -261,11 +262,11 @@ mod tests {
         let (pc, oc) = (cols(&["id", "name"]), cols(&["customer_id", "amount"]));
         let p = Side {
             alias: "\"c\"",
-            columns: &pc,
+            columns: Some(&pc),
         };
         let o = Side {
             alias: "\"o\"",
-            columns: &oc,
+            columns: Some(&oc),
         };
         let k = split("(o.customer_id = c.id) AND (o.amount > 50)", &p, &o, true).unwrap();
         assert_eq!(k.pairs, vec![("c.id".into(), "o.customer_id".into())]);
@@ -280,11 +281,11 @@ mod tests {
         let (pc, oc) = (cols(&["id"]), cols(&["id", "amount"]));
         let p = Side {
             alias: "c",
-            columns: &pc,
+            columns: Some(&pc),
         };
         let o = Side {
             alias: "o",
-            columns: &oc,
+            columns: Some(&oc),
         };
         for pred in [
             "o.id < c.id",

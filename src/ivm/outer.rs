@@ -261,9 +261,10 @@ fn padded_part(sources: &[Source], p: &Tree, o: &Tree, on: &str, changed: &[bool
 pub fn side<'a>(sources: &'a [Source], item: &'a Item) -> keyed::Side<'a> {
     keyed::Side {
         alias: &item.alias,
-        columns: match item.from {
-            ItemFrom::Source(i) => &sources[i].columns,
-            _ => &[],
+        columns: match &item.from {
+            ItemFrom::Source(i) => Some(&sources[*i].columns),
+            ItemFrom::Sub(rel) => Some(super::plan::rel_names(rel)),
+            ItemFrom::Tree(_) => None,
         },
     }
 }

@@ -227,6 +227,15 @@ fn block_sql(b: &Block, t: &Term, mult: bool) -> String {
     )
 }
 
+/// The relation's column names.
+pub fn rel_names(rel: &Rel) -> &[String] {
+    match rel {
+        Rel::Block(b) => &b.names,
+        Rel::Agg(sa) => &sa.names,
+        Rel::Union(parts) => parts.first().map(rel_names).unwrap_or(&[]),
+    }
+}
+
 /// The relation's current rows.
 pub fn rel_cur(sources: &[Source], rel: &Rel) -> String {
     match rel {

@@ -380,7 +380,13 @@ impl Analyzer<'_> {
                 return full("IN over a subquery without exactly one column");
             };
             self.check_expr(x, false)?;
-            let x = qualify(x, outer)?;
+            let (x, named) = qualify(x, outer)?;
+            if items
+                .iter()
+                .any(|it| named.contains(&it.alias.trim_matches('"').to_lowercase()))
+            {
+                return full("IN over a subquery that reuses its left operand's table name (alias one of them)");
+            }
             // In a WHERE conjunct, unknown counts as false: `x IN S` holds iff some y = x;
             // `x NOT IN S` holds iff no y equals x or is NULL, and x is not NULL (or S is empty).
             preds.push(if anti || wide {
@@ -547,29 +553,40 @@ pub(super) fn existence(e: &Expr) -> Option<(&Query, bool, Option<&Expr>)> {
 
 /// Qualifies the bare column names of IN's left operand with the outer alias that has them,
 /// so that moving it inside the subquery cannot capture a right-side column of the same name.
-fn qualify(x: &Expr, outer: &BlockFrom) -> R<String> {
+/// Also returns the aliases the operand names (lowercase, unquoted): the subquery must not
+/// reuse one, or the moved operand would bind to the subquery's row instead.
+fn qualify(x: &Expr, outer: &BlockFrom) -> R<(String, Vec<String>)> {
     struct Q<'a> {
         outer: &'a BlockFrom,
         unresolved: bool,
+        aliases: Vec<String>,
     }
     impl VisitorMut for Q<'_> {
         type Break = ();
         fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
-            if let Expr::Identifier(i) = e {
-                let owners: Vec<&String> = self
-                    .outer
-                    .visible
-                    .iter()
-                    .filter(|(_, cols)| cols.iter().any(|c| c.eq_ignore_ascii_case(&i.value)))
-                    .map(|(a, _)| a)
-                    .collect();
-                match owners.as_slice() {
-                    [a] => {
-                        let q = format!("{a}.{}", super::ident(&i.value));
-                        *e = Expr::Identifier(Ident::new(q));
+            match e {
+                Expr::Identifier(i) => {
+                    let owners: Vec<&String> = self
+                        .outer
+                        .visible
+                        .iter()
+                        .filter(|(_, cols)| cols.iter().any(|c| c.eq_ignore_ascii_case(&i.value)))
+                        .map(|(a, _)| a)
+                        .collect();
+                    match owners.as_slice() {
+                        [a] => {
+                            self.aliases.push(a.trim_matches('"').to_lowercase());
+                            let q = format!("{a}.{}", super::ident(&i.value));
+                            *e = Expr::Identifier(Ident::new(q));
+                        }
+                        _ => self.unresolved = true,
                     }
-                    _ => self.unresolved = true,
                 }
+                Expr::CompoundIdentifier(parts) if parts.len() >= 2 => {
+                    self.aliases
+                        .push(parts[parts.len() - 2].value.to_lowercase());
+                }
+                _ => {}
             }
             ControlFlow::Continue(())
         }
@@ -578,10 +595,11 @@ fn qualify(x: &Expr, outer: &BlockFrom) -> R<String> {
     let mut q = Q {
         outer,
         unresolved: false,
+        aliases: Vec::new(),
     };
     let _ = VisitMut::visit(&mut x, &mut q);
     if q.unresolved {
         return full("an IN operand duckmv cannot resolve");
     }
-    Ok(x.to_string())
+    Ok((x.to_string(), q.aliases))
 }

@@ -27,10 +27,6 @@ impl Analyzer<'_> {
             // Taking a deleted extreme back needs the group's other rows.
             return full("MIN/MAX in an aggregate subquery");
         }
-        if self.correlated(s, &agg) {
-            return full("a correlated aggregate subquery");
-        }
-        self.exact_sums(&agg)?;
         let mut names = Vec::new();
         for (i, p) in s.projection.iter().enumerate() {
             names.push(match p {
@@ -43,6 +39,12 @@ impl Analyzer<'_> {
                 _ => format!("_mv_c{}", i + 1),
             });
         }
+        // The static check catches the usual forms; DuckDB binding the subquery on its own
+        // catches the rest (ON predicates, derived tables).
+        if self.correlated(s, &agg) || !self.db.binds_alone(&s.to_string()) {
+            return full("a correlated aggregate subquery");
+        }
+        self.exact_sums(&agg)?;
         self.features.insert("aggregate subquery");
         Ok((
             Rel::Agg(Box::new(SubAgg {
@@ -57,14 +59,7 @@ impl Analyzer<'_> {
     /// not a relation of its own). Names that cannot be placed count as outside.
     fn correlated(&self, s: &Select, agg: &Aggregate) -> bool {
         let mut aliases = HashSet::new();
-        let mut columns: HashSet<String> = s
-            .projection
-            .iter()
-            .filter_map(|p| match p {
-                SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.to_lowercase()),
-                _ => None,
-            })
-            .collect();
+        let mut columns: HashSet<String> = HashSet::new();
         for item in &agg.input.items {
             aliases.insert(item.alias.trim_matches('"').to_lowercase());
             let cols: &[String] = match &item.from {
@@ -78,27 +73,42 @@ impl Analyzer<'_> {
             };
             columns.extend(cols.iter().map(|c| c.to_lowercase()));
         }
+        // Select-list aliases name columns in GROUP BY and HAVING, not in WHERE (where the
+        // compiled input could not resolve them).
+        let output: HashSet<String> = s
+            .projection
+            .iter()
+            .filter_map(|p| match p {
+                SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.to_lowercase()),
+                _ => None,
+            })
+            .collect();
         let mut outside = false;
-        let mut check = |e: &Expr| {
+        let mut check = |e: &Expr, aliases_ok: bool| {
             let _ = e.visit(&mut FnVisitor(|x: &Expr| match x {
                 Expr::CompoundIdentifier(parts) if parts.len() >= 2 => {
                     let q = parts[parts.len() - 2].value.to_lowercase();
                     outside |= !aliases.contains(&q);
                 }
-                Expr::Identifier(id) => outside |= !columns.contains(&id.value.to_lowercase()),
+                Expr::Identifier(id) => {
+                    let n = id.value.to_lowercase();
+                    outside |= !(columns.contains(&n) || aliases_ok && output.contains(&n));
+                }
                 _ => {}
             }));
         };
         for p in &s.projection {
             match p {
-                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => check(e),
+                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                    check(e, false)
+                }
                 _ => return true,
             }
         }
-        s.selection.iter().for_each(&mut check);
-        s.having.iter().for_each(&mut check);
+        s.selection.iter().for_each(|e| check(e, false));
+        s.having.iter().for_each(|e| check(e, true));
         if let GroupByExpr::Expressions(keys, _) = &s.group_by {
-            keys.iter().for_each(&mut check);
+            keys.iter().for_each(|e| check(e, true));
         }
         outside
     }
