@@ -206,6 +206,9 @@ const SEMI_SHAPES: &[(&str, &str)] = &[
     ("sel_ex", "SELECT a.k, EXISTS (SELECT 1 FROM b WHERE b.k = a.k) AS has_b FROM a"),
     ("sel_in", "SELECT k, v, k IN (SELECT k FROM b WHERE w > 3) AS in_b FROM a"),
     ("sel_case", "SELECT g, CASE WHEN v NOT IN (SELECT w FROM c) THEN 'out' WHEN EXISTS (SELECT 1 FROM b WHERE b.k = a.k) THEN 'matched' ELSE 'other' END AS tag FROM a WHERE g IS NOT NULL"),
+    ("agg_ex_case", "SELECT a.g, sum(CASE WHEN EXISTS (SELECT 1 FROM b WHERE b.k = a.k) THEN 1 ELSE 0 END) AS n_b, count(*) AS n FROM a GROUP BY a.g"),
+    ("agg_in_key", "SELECT k IN (SELECT k FROM b WHERE w > 4) AS hit, count(*) AS n, sum(v) AS s FROM a GROUP BY 1"),
+    ("agg_notin_total", "SELECT sum(CASE WHEN v NOT IN (SELECT w FROM c) THEN v END) AS s, count(CASE WHEN EXISTS (SELECT 1 FROM b WHERE b.k = a.k) THEN v END) AS n FROM a"),
     ("sel_distinct", "SELECT DISTINCT g, NOT EXISTS (SELECT 1 FROM c WHERE c.x = a.g) AS e FROM a"),
     ("self_semi", "SELECT x.k, x.g FROM a x WHERE EXISTS (SELECT 1 FROM a y WHERE y.k = x.k AND y.g <> x.g)"),
     // Tables without a column name in common: their match counts read only the rows of the

@@ -873,12 +873,43 @@ impl<'a> Analyzer<'a> {
         })
     }
 
-    /// GROUP BY / ungrouped aggregation over a select-project-join input.
+    /// GROUP BY / ungrouped aggregation over a select-project-join input; existence tests in
+    /// the select list (`count(*) FILTER (WHERE EXISTS …)`, `sum(CASE WHEN x IN … THEN …)`)
+    /// make the input a union of copies (see `select_tests`), aggregated as one.
     fn aggregate(&mut self, s: &Select, scope: &Scope) -> R<Aggregate> {
         self.check_select(s)?;
         if s.distinct.is_some() {
             return full("DISTINCT with aggregates");
         }
+        let Some(copies) = select_tests::copies(s)? else {
+            return self.aggregate_block(s, scope);
+        };
+        let mut first: Option<Aggregate> = None;
+        let mut inputs = Vec::new();
+        for (copy, values) in copies {
+            let a = self.aggregate_block(&copy, scope)?;
+            let mut input = a.input.clone();
+            select_tests::fill(&mut input, &values);
+            inputs.push(input);
+            match &first {
+                None => first = Some(a),
+                // Copies differ only in their filters (the tests are placeholders until
+                // `fill`), so they compile alike; this only guards that.
+                Some(f)
+                    if format!("{:?}", (f.groups, &f.aggs, &f.output, &f.having))
+                        == format!("{:?}", (a.groups, &a.aggs, &a.output, &a.having))
+                        && f.input.names == a.input.names => {}
+                Some(_) => return full("EXISTS/IN in aggregates whose copies differ"),
+            }
+        }
+        let mut a = first.expect("at least two copies");
+        a.input = inputs[0].clone();
+        a.copies = inputs;
+        self.features.insert("EXISTS/IN in the select list");
+        Ok(a)
+    }
+
+    fn aggregate_block(&mut self, s: &Select, scope: &Scope) -> R<Aggregate> {
         let from = self.from(s, scope)?;
         let group_exprs: Vec<Expr> = match &s.group_by {
             GroupByExpr::Expressions(e, mods) if mods.is_empty() => e.clone(),
@@ -974,6 +1005,7 @@ impl<'a> Analyzer<'a> {
             aggs: col.aggs.into_iter().map(|(_, f)| f).collect(),
             output: outputs,
             having,
+            copies: Vec::new(),
         })
     }
 

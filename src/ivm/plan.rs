@@ -122,9 +122,22 @@ pub struct Aggregate {
     pub output: Vec<String>,
     /// HAVING, rewritten over the storage columns.
     pub having: Option<String>,
+    /// When the select list tests EXISTS/IN: one input block per combination of the tests'
+    /// values, read as their UNION ALL (`input` is the first). Empty otherwise.
+    #[serde(default)]
+    pub copies: Vec<Block>,
 }
 
 impl Aggregate {
+    /// The relation the aggregate reads.
+    pub fn input_rel(&self) -> Rel {
+        if self.copies.is_empty() {
+            Rel::Block(self.input.clone())
+        } else {
+            Rel::Union(self.copies.iter().cloned().map(Rel::Block).collect())
+        }
+    }
+
     /// One aggregate per state slot: the ones whose state columns the storage holds.
     pub fn state_fns(&self) -> impl Iterator<Item = &AggFn> {
         self.aggs
@@ -410,7 +423,7 @@ fn agg_state_from(sources: &[Source], a: &Aggregate, filter: &str) -> String {
             AggKind::Max => cols.push(format!("MAX({arg}) AS m_{i}")),
         }
     }
-    let input = rel_cur(sources, &Rel::Block(a.input.clone()));
+    let input = rel_cur(sources, &a.input_rel());
     format!(
         "SELECT {} FROM ({input}) AS _mv_i{filter}{}",
         cols.join(", "),
@@ -425,7 +438,7 @@ pub fn agg_delta_sql(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Option<Str
 }
 
 fn agg_delta_from(sources: &[Source], a: &Aggregate, changed: &[bool]) -> Option<String> {
-    let d = rel_delta(sources, &Rel::Block(a.input.clone()), changed)?;
+    let d = rel_delta(sources, &a.input_rel(), changed)?;
     let mut cols: Vec<String> = group_cols(a).iter().map(|g| format!("_mv_d.{g}")).collect();
     // COALESCE: an ungrouped aggregate over a change that no row survives still yields one row,
     // whose sums must add nothing.

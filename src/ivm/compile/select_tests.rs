@@ -10,10 +10,8 @@ use std::ops::ControlFlow;
 use sqlparser::ast::{
     BinaryOperator, Distinct, Expr, Ident, Select, SelectItem, UnaryOperator, VisitMut, VisitorMut,
 };
-use sqlparser::dialect::GenericDialect;
-use sqlparser::parser::Parser;
 
-use super::super::plan::Rel;
+use super::super::plan::{Block, Rel};
 use super::joins::existence;
 use super::{full, Analyzer, Scope, R};
 
@@ -40,30 +38,6 @@ impl VisitorMut for Collect {
     }
 }
 
-/// Replaces the placeholders with the values of one combination.
-struct Fill<'v> {
-    values: &'v [Expr],
-}
-
-impl VisitorMut for Fill<'_> {
-    type Break = ();
-    fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
-        if let Expr::Identifier(id) = e {
-            if let Some(i) = (0..self.values.len()).find(|i| id.value == placeholder(*i)) {
-                *e = self.values[i].clone();
-            }
-        }
-        ControlFlow::Continue(())
-    }
-}
-
-fn literal(sql: &str) -> Expr {
-    Parser::new(&GenericDialect {})
-        .try_with_sql(sql)
-        .and_then(|mut p| p.parse_expr())
-        .expect("a SQL literal parses")
-}
-
 fn and(a: Expr, b: Expr) -> Expr {
     Expr::BinaryOp {
         left: Box::new(Expr::Nested(Box::new(a))),
@@ -86,6 +60,64 @@ fn holds_as(test: &Expr, v: usize) -> Expr {
     }
 }
 
+/// One copy of a block: the SELECT with its extra WHERE, and the values of its tests.
+pub(super) type TestCopy = (Select, Vec<&'static str>);
+
+/// Copies of `s`, one per combination of the values of the existence tests in its select
+/// list, each with WHERE keeping the rows where the tests have those values, and the values
+/// (SQL literals) that [`fill`] puts in place of the tests once the copy is compiled — so
+/// every copy compiles to the same shape. None when the select list tests nothing.
+pub(super) fn copies(s: &Select) -> R<Option<Vec<TestCopy>>> {
+    let mut projection = s.projection.clone();
+    let mut c = Collect { tests: Vec::new() };
+    for p in &mut projection {
+        if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = p {
+            let _ = e.visit(&mut c);
+        }
+    }
+    let tests = c.tests;
+    if tests.is_empty() {
+        return Ok(None);
+    }
+    if tests.len() > MAX_TESTS {
+        return full("more than three EXISTS/IN tests in the select list");
+    }
+    // IN can be unknown; EXISTS cannot.
+    let arity: Vec<usize> = tests
+        .iter()
+        .map(|t| match existence(t) {
+            Some((_, _, Some(_))) => 3,
+            _ => 2,
+        })
+        .collect();
+    let mut out = Vec::new();
+    let combinations: usize = arity.iter().product();
+    for mut n in 0..combinations {
+        let mut values = Vec::new();
+        let mut conds: Vec<Expr> = s.selection.iter().cloned().collect();
+        for (t, a) in tests.iter().zip(&arity) {
+            let v = n % a;
+            n /= a;
+            values.push(["TRUE", "FALSE", "NULL"][v]);
+            conds.push(holds_as(t, v));
+        }
+        let mut copy = s.clone();
+        copy.projection = projection.clone();
+        copy.selection = conds.into_iter().reduce(and);
+        out.push((copy, values));
+    }
+    Ok(Some(out))
+}
+
+/// Puts a copy's test values in place of the placeholders in its compiled select list.
+pub(super) fn fill(block: &mut Block, values: &[&str]) {
+    for e in &mut block.select {
+        for (i, v) in values.iter().enumerate() {
+            *e = e.replace(&placeholder(i), v);
+        }
+    }
+}
+
 impl Analyzer<'_> {
     /// The block `s` as a union of copies when its select list holds existence tests; None
     /// when it holds none.
@@ -98,54 +130,15 @@ impl Analyzer<'_> {
         if matches!(s.distinct, Some(Distinct::On(_))) {
             return Ok(None);
         }
-        let mut projection = s.projection.clone();
-        let mut c = Collect { tests: Vec::new() };
-        for p in &mut projection {
-            if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = p {
-                let _ = e.visit(&mut c);
-            }
-        }
-        let tests = c.tests;
-        if tests.is_empty() {
+        let Some(copies) = copies(s)? else {
             return Ok(None);
-        }
-        if tests.len() > MAX_TESTS {
-            return full("more than three EXISTS/IN tests in the select list");
-        }
-        // IN can be unknown; EXISTS cannot.
-        let arity: Vec<usize> = tests
-            .iter()
-            .map(|t| match existence(t) {
-                Some((_, _, Some(_))) => 3,
-                _ => 2,
-            })
-            .collect();
-        let literals = [literal("TRUE"), literal("FALSE"), literal("NULL")];
+        };
         let mut rels = Vec::new();
-        let combinations: usize = arity.iter().product();
-        for mut n in 0..combinations {
-            let mut values = Vec::new();
-            let mut conds: Vec<Expr> = s.selection.iter().cloned().collect();
-            for (t, a) in tests.iter().zip(&arity) {
-                let v = n % a;
-                n /= a;
-                values.push(literals[v].clone());
-                conds.push(holds_as(t, v));
-            }
-            let mut branch = s.clone();
-            branch.distinct = None;
-            branch.projection = projection.clone();
-            for p in &mut branch.projection {
-                if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = p {
-                    let _ = e.visit(&mut Fill { values: &values });
-                }
-            }
-            branch.selection = conds.into_iter().reduce(and);
-            rels.push(Rel::Block(self.spj(
-                &branch,
-                scope,
-                Some(names.to_vec()),
-            )?));
+        for (mut copy, values) in copies {
+            copy.distinct = None;
+            let mut block = self.spj(&copy, scope, Some(names.to_vec()))?;
+            fill(&mut block, &values);
+            rels.push(Rel::Block(block));
         }
         self.features.insert("EXISTS/IN in the select list");
         Ok(Some(Rel::Union(rels)))
