@@ -72,7 +72,7 @@ impl Database {
                 raw: Mutex::new(RawConn(raw)),
                 interrupted: AtomicBool::new(false),
             }),
-            _db: self.clone(),
+            db: self.clone(),
             calls: std::cell::Cell::new(0),
         })
     }
@@ -115,7 +115,7 @@ impl Interrupter {
 pub struct Conn {
     raw: ffi::duckdb_connection,
     interrupt: Arc<Interrupter>,
-    _db: Arc<Database>,
+    db: Arc<Database>,
     /// Statements handed to DuckDB so far: DuckDB takes a transaction's snapshot at the first
     /// one after BEGIN, so comparing counts tells whether it has.
     calls: std::cell::Cell<u64>,
@@ -205,7 +205,7 @@ impl Conn {
     /// Whether `sql` prepares on a fresh connection of the same database: DuckDB binds it
     /// outside this connection's transaction, so a binder error cannot abort that transaction.
     pub fn prepares_alone(&self, sql: &str) -> bool {
-        self._db
+        self.db
             .connect()
             .and_then(|c| c.prepare(sql).map(|_| ()))
             .is_ok()

@@ -903,7 +903,7 @@ impl<'a> Analyzer<'a> {
             }
         }
         let mut a = first.expect("at least two copies");
-        a.input = inputs[0].clone();
+        a.input = inputs.remove(0);
         a.copies = inputs;
         self.features.insert("EXISTS/IN in the select list");
         Ok(a)
@@ -1561,15 +1561,19 @@ mod tests {
         );
     }
 
+    fn aggregate(q: &str, ncols: usize) -> Aggregate {
+        match compiled(q, ncols).plan.body {
+            Body::Aggregate(a) => a,
+            other => panic!("not an aggregate: {other:?}"),
+        }
+    }
+
     #[test]
     fn sum_and_avg_of_one_argument_share_their_state() {
-        let c = compiled(
+        let a = aggregate(
             "SELECT g, SUM(v) AS s, AVG(v) AS a, AVG(k) AS b, COUNT(v) AS n FROM t GROUP BY g",
             5,
         );
-        let Body::Aggregate(a) = &c.plan.body else {
-            panic!("not an aggregate")
-        };
         assert_eq!(a.aggs.len(), 4);
         let slots: Vec<usize> = a.state_fns().map(|f| f.slot).collect();
         assert_eq!(slots, [1, 2, 3], "SUM(v) and AVG(v) share slot 1");
@@ -1579,13 +1583,10 @@ mod tests {
 
     #[test]
     fn aggregates_are_rewritten_over_state_columns() {
-        let c = compiled(
+        let a = aggregate(
             "SELECT g, SUM(v) + COUNT(*) AS x, MIN(v) FROM t GROUP BY g HAVING SUM(v) > 2",
             3,
         );
-        let Body::Aggregate(a) = &c.plan.body else {
-            panic!("not an aggregate")
-        };
         assert_eq!(a.groups, 1);
         assert_eq!(a.input.select, ["g", "v"]);
         assert_eq!(

@@ -122,8 +122,9 @@ pub struct Aggregate {
     pub output: Vec<String>,
     /// HAVING, rewritten over the storage columns.
     pub having: Option<String>,
-    /// When the select list tests EXISTS/IN: one input block per combination of the tests'
-    /// values, read as their UNION ALL (`input` is the first). Empty otherwise.
+    /// When the select list tests EXISTS/IN, `input` is the copy for the first combination of
+    /// the tests' values and these the copies for the others; the aggregate reads their UNION
+    /// ALL. Empty otherwise.
     #[serde(default)]
     pub copies: Vec<Block>,
 }
@@ -132,10 +133,10 @@ impl Aggregate {
     /// The relation the aggregate reads.
     pub fn input_rel(&self) -> Rel {
         if self.copies.is_empty() {
-            Rel::Block(self.input.clone())
-        } else {
-            Rel::Union(self.copies.iter().cloned().map(Rel::Block).collect())
+            return Rel::Block(self.input.clone());
         }
+        let all = std::iter::once(&self.input).chain(&self.copies);
+        Rel::Union(all.cloned().map(Rel::Block).collect())
     }
 
     /// One aggregate per state slot: the ones whose state columns the storage holds.
@@ -528,11 +529,12 @@ fn sub_agg_delta(sources: &[Source], sa: &SubAgg, changed: &[bool]) -> Option<St
     let a = &sa.agg;
     let d = agg_delta_from(sources, a, changed)?;
     let keys = group_cols(a);
+    // The change is read twice (which groups, and their states): computed once.
     let (now, on) = if keys.is_empty() {
         (agg_state_from(sources, a, ""), "TRUE".to_string())
     } else {
         let touched = format!(
-            " WHERE EXISTS (SELECT 1 FROM ({d}) AS _mv_w WHERE {})",
+            " WHERE EXISTS (SELECT 1 FROM _mv_dd AS _mv_w WHERE {})",
             null_safe_eq("_mv_i", "_mv_w", &keys)
         );
         (
@@ -557,7 +559,8 @@ fn sub_agg_delta(sources: &[Source], sa: &SubAgg, changed: &[bool]) -> Option<St
     }
     cols.push("_mv_sg._mv_mult".into());
     let state = format!(
-        "SELECT {} FROM ({now}) AS _mv_n FULL JOIN ({d}) AS _mv_d ON {on}, \
+        "WITH _mv_dd AS MATERIALIZED ({d}) \
+         SELECT {} FROM ({now}) AS _mv_n FULL JOIN _mv_dd AS _mv_d ON {on}, \
          (VALUES (1), (-1)) AS _mv_sg(_mv_mult)",
         cols.join(", ")
     );
@@ -662,21 +665,11 @@ pub fn agg_apply_sql(plan: &Plan, a: &Aggregate) -> String {
         );
     }
     let mut values: Vec<String> = group_cols(a).iter().map(|g| format!("_mv_d.{g}")).collect();
-    values.push("_mv_d._mv_count".into());
-    for f in a.state_fns() {
-        let i = f.slot;
-        match f.kind {
-            AggKind::CountStar => {}
-            AggKind::Count => values.push(format!("_mv_d.n_{i}")),
-            AggKind::Sum | AggKind::Avg => {
-                values.push(format!(
-                    "CASE WHEN _mv_d.n_{i} = 0 THEN NULL ELSE _mv_d.s_{i} END"
-                ));
-                values.push(format!("_mv_d.n_{i}"));
-            }
-            AggKind::Min | AggKind::Max => values.push(format!("_mv_d.m_{i}")),
-        }
-    }
+    // A new group's sum is NULL until a non-NULL value arrives.
+    values.extend(state_columns(a).iter().map(|c| match c.strip_prefix("s_") {
+        Some(i) => format!("CASE WHEN _mv_d.n_{i} = 0 THEN NULL ELSE _mv_d.{c} END"),
+        None => format!("_mv_d.{c}"),
+    }));
     format!(
         "MERGE INTO {s} AS _mv_s USING {w} AS _mv_d ON {on} \
          WHEN MATCHED AND _mv_s._mv_count + _mv_d._mv_count <= 0 THEN DELETE \
