@@ -71,7 +71,9 @@ pub fn tokenize(sql: &str) -> Vec<Token> {
         } else if c == b'"' {
             let s = i;
             i = skip(b, i, b'"');
-            let inner = &sql[s + 1..i.saturating_sub(1).max(s + 1)];
+            // An unterminated name runs to the end of the text.
+            let closed = i > s + 1 && b[i - 1] == b'"';
+            let inner = &sql[s + 1..if closed { i - 1 } else { i }];
             out.push(Token {
                 kind: Tok::Ident,
                 start: s,
@@ -155,8 +157,8 @@ pub fn tokenize(sql: &str) -> Vec<Token> {
             });
         } else {
             let s = i;
-            let two = if i + 1 < b.len() { &sql[i..i + 2] } else { "" };
-            i += if matches!(two, "::" | "<=" | ">=" | "<>" | "!=" | "||") {
+            let two = b.get(i..i + 2).unwrap_or_default();
+            i += if matches!(two, b"::" | b"<=" | b">=" | b"<>" | b"!=" | b"||") {
                 2
             } else {
                 1
@@ -176,12 +178,15 @@ pub fn tokenize(sql: &str) -> Vec<Token> {
     out
 }
 
+/// The end of the quoted text opened at `open`: just past its closing quote, or the end of `b`
+/// when it is unterminated. Always a char boundary: it follows an ASCII quote or is `b.len()`.
 fn skip(b: &[u8], open: usize, q: u8) -> usize {
     let escapes = q == b'\'' && open > 0 && (b[open - 1] == b'E' || b[open - 1] == b'e');
     let mut i = open + 1;
     while i < b.len() {
         if escapes && b[i] == b'\\' {
-            i += 2;
+            // A backslash escapes the next byte; the end may come right after it.
+            i = (i + 2).min(b.len());
             continue;
         }
         if b[i] == q {
