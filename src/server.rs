@@ -16,7 +16,17 @@ use crate::wire::{CancelRegistry, Connection};
 pub async fn run(config: Config) -> anyhow::Result<()> {
     let db = Database::open(&config.database)
         .with_context(|| format!("opening database {}", config.database))?;
-    let shared = Arc::new(Shared::new(db.clone()));
+    // COPY FROM STDIN data is spooled here for DuckDB to load; a directory of its own with an
+    // unguessable name, readable by the server's user only, removed at exit.
+    let spool = Spool::create()?;
+    if !config.allow_file_access {
+        db.restrict_files(spool.path())?;
+    }
+    let policy = crate::session::Policy {
+        file_access: config.allow_file_access,
+        superusers: config.superusers.iter().cloned().collect(),
+    };
+    let shared = Arc::new(Shared::new(db.clone(), policy, spool.path().to_path_buf()));
     crate::session::bootstrap(&shared)
         .map_err(|e| anyhow::anyhow!("preparing the database: {} ({})", e.message, e.code))?;
 
@@ -31,7 +41,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let local = listener.local_addr()?;
     if !local.ip().is_loopback() && auth.users.is_none() && !config.allow_unauthenticated_remote {
         anyhow::bail!(
-            "refusing to listen on {local} without authentication: configure users (--user NAME:PASSWORD or --users-file) or pass --allow-unauthenticated-remote"
+            "refusing to listen on {local} without authentication: configure users (--users-file or DUCKMV_USERS) or pass --allow-unauthenticated-remote"
         );
     }
     // Signal handlers exist before anyone is told the server is ready.
@@ -55,11 +65,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
                 };
                 let handlers = Connection::new(session, registry.clone(), &auth);
                 let tls = tls.clone();
-                connections.spawn(async move {
-                    if let Err(e) = pgwire::tokio::process_socket(stream, tls, handlers).await {
-                        tracing::debug!("connection {peer} ended: {e}");
-                    }
-                });
+                connections.spawn(crate::wire::serve(stream, tls, handlers));
             }
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
             _ = &mut shutdown => break,
@@ -79,10 +85,43 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The COPY spool directory; removed with everything in it when the server stops.
+struct Spool(std::path::PathBuf);
+
+impl Spool {
+    fn create() -> anyhow::Result<Spool> {
+        use std::os::unix::fs::DirBuilderExt;
+        let name = format!(
+            "duckmv-spool-{}-{:032x}",
+            std::process::id(),
+            rand::random::<u128>()
+        );
+        let path = std::env::temp_dir().join(name);
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&path)
+            .with_context(|| format!("creating the COPY spool directory {}", path.display()))?;
+        Ok(Spool(path))
+    }
+
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 fn auth_config(config: &Config) -> anyhow::Result<crate::wire::AuthConfig> {
     use crate::wire::{AuthMethod, Users};
+    let from_env = std::env::var("DUCKMV_USERS")
+        .unwrap_or_default()
+        .replace(',', "\n");
     let mut passwords =
-        Users::parse_lines(&config.users.join("\n")).map_err(|e| anyhow::anyhow!("--user: {e}"))?;
+        Users::parse_lines(&from_env).map_err(|e| anyhow::anyhow!("DUCKMV_USERS: {e}"))?;
     if let Some(path) = &config.users_file {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?;
         passwords.extend(Users::parse_lines(&text).map_err(|e| anyhow::anyhow!("{path}: {e}"))?);
@@ -93,7 +132,7 @@ fn auth_config(config: &Config) -> anyhow::Result<crate::wire::AuthConfig> {
         AuthMethod::Scram
     });
     if method != AuthMethod::Trust && passwords.is_empty() {
-        anyhow::bail!("--auth {method:?} needs users (--user NAME:PASSWORD or --users-file)");
+        anyhow::bail!("--auth {method:?} needs users (--users-file or DUCKMV_USERS)");
     }
     let users =
         (method != AuthMethod::Trust).then(|| std::sync::Arc::new(Users::new(method, passwords)));

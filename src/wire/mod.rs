@@ -7,6 +7,8 @@
 
 mod auth;
 mod cancel;
+mod guard;
+mod serve;
 mod startup;
 pub mod tls;
 
@@ -42,9 +44,10 @@ use tokio::sync::mpsc::Receiver;
 
 pub use auth::{AuthMethod, Users};
 pub use cancel::CancelRegistry;
+pub use serve::serve;
 pub use startup::AuthConfig;
 
-use crate::session::{Reply, Session, SqlError, TxStatus};
+use crate::session::{Ends, Reply, Session, SqlError, TxStatus};
 use crate::types::Format;
 
 /// The handlers of one connection.
@@ -58,7 +61,10 @@ impl Connection {
     pub fn new(session: Session, registry: Arc<CancelRegistry>, auth: &AuthConfig) -> Self {
         let (pid, secret) = registry.register(session.interrupter());
         Connection {
-            handler: Arc::new(QueryHandler { session }),
+            handler: Arc::new(QueryHandler {
+                session,
+                identified: Default::default(),
+            }),
             startup: Arc::new(startup::Startup::new(pid, secret, auth)),
             cancel: Arc::new(cancel::Cancel { registry, pid }),
         }
@@ -85,6 +91,30 @@ impl PgWireServerHandlers for Connection {
 
 pub struct QueryHandler {
     session: Session,
+    /// Whether the session was told who connected (user, database), before its first statement.
+    identified: std::sync::atomic::AtomicBool,
+}
+
+impl QueryHandler {
+    /// Tells the session the user and database the client named at start-up (PostgreSQL's
+    /// default database is the user's name). Queued before the first statement's job.
+    fn identify<C: ClientInfo>(&self, client: &C) {
+        use std::sync::atomic::Ordering;
+        if self.identified.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let meta = client.metadata();
+        let user = meta.get("user").cloned().unwrap_or_default();
+        let database = meta
+            .get("database")
+            .filter(|d| !d.is_empty())
+            .cloned()
+            .unwrap_or_else(|| user.clone());
+        drop(
+            self.session
+                .run(Ends::Replies, move |w, _| w.identify(user, database)),
+        );
+    }
 }
 
 fn status(s: TxStatus) -> TransactionStatus {
@@ -221,9 +251,12 @@ impl SimpleQueryHandler for QueryHandler {
         if !matches!(client.state(), PgWireConnectionState::ReadyForQuery) {
             return Err(PgWireError::NotReadyForQuery);
         }
+        self.identify(client);
         client.set_state(PgWireConnectionState::QueryInProgress);
         let text = query.query;
-        let rx = self.session.run(move |w, out| w.simple_query(&text, out));
+        let rx = self
+            .session
+            .run(Ends::Ready, move |w, out| w.simple_query(&text, out));
         let r = pump(client, rx, false).await;
         // COPY FROM STDIN leaves the connection in copy mode; ReadyForQuery
         // follows the data.
@@ -261,11 +294,12 @@ impl ExtendedQueryHandler for QueryHandler {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
+        self.identify(client);
         let name = message.name.unwrap_or_default();
         let (sql, oids) = (message.query, message.type_oids);
         let rx = self
             .session
-            .run(move |w, out| w.parse(name, sql, oids, out));
+            .run(Ends::Replies, move |w, out| w.parse(name, sql, oids, out));
         pump(client, rx, true).await
     }
 
@@ -283,9 +317,9 @@ impl ExtendedQueryHandler for QueryHandler {
             message.parameters,
             message.result_column_format_codes,
         );
-        let rx = self
-            .session
-            .run(move |w, out| w.bind(portal, stmt, pf, params, rf, out));
+        let rx = self.session.run(Ends::Replies, move |w, out| {
+            w.bind(portal, stmt, pf, params, rf, out)
+        });
         pump(client, rx, true).await
     }
 
@@ -299,10 +333,11 @@ impl ExtendedQueryHandler for QueryHandler {
         let name = message.name.unwrap_or_default();
         let rx = if message.target_type == TARGET_TYPE_BYTE_PORTAL {
             self.session
-                .run(move |w, out| w.describe_portal(&name, out))
+                .run(Ends::Replies, move |w, out| w.describe_portal(&name, out))
         } else {
-            self.session
-                .run(move |w, out| w.describe_statement(&name, out))
+            self.session.run(Ends::Replies, move |w, out| {
+                w.describe_statement(&name, out)
+            })
         };
         pump(client, rx, true).await
     }
@@ -319,7 +354,7 @@ impl ExtendedQueryHandler for QueryHandler {
         client.set_state(PgWireConnectionState::QueryInProgress);
         let rx = self
             .session
-            .run(move |w, out| w.execute(&name, max_rows, out));
+            .run(Ends::Replies, move |w, out| w.execute(&name, max_rows, out));
         let r = pump(client, rx, true).await;
         if !matches!(client.state(), PgWireConnectionState::CopyInProgress(_)) {
             client.set_state(PgWireConnectionState::ReadyForQuery);
@@ -334,7 +369,7 @@ impl ExtendedQueryHandler for QueryHandler {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        let rx = self.session.run(|w, out| w.sync(out));
+        let rx = self.session.run(Ends::Ready, |w, out| w.sync(out));
         // An error committing the implicit transaction is sent, not returned:
         // ReadyForQuery must follow it.
         let r = pump(client, rx, false).await;
@@ -351,10 +386,11 @@ impl ExtendedQueryHandler for QueryHandler {
     {
         let name = message.name.unwrap_or_default();
         let rx = if message.target_type == TARGET_TYPE_BYTE_PORTAL {
-            self.session.run(move |w, out| w.close_portal(&name, out))
+            self.session
+                .run(Ends::Replies, move |w, out| w.close_portal(&name, out))
         } else {
             self.session
-                .run(move |w, out| w.close_statement(&name, out))
+                .run(Ends::Replies, move |w, out| w.close_statement(&name, out))
         };
         pump(client, rx, true).await
     }
@@ -384,7 +420,9 @@ impl pgwire::api::copy::CopyHandler for QueryHandler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let data = copy_data.data;
-        let rx = self.session.run(move |w, out| w.copy_data(&data, out));
+        let rx = self
+            .session
+            .run(Ends::Replies, move |w, out| w.copy_data(&data, out));
         pump(client, rx, true).await
     }
 
@@ -394,7 +432,7 @@ impl pgwire::api::copy::CopyHandler for QueryHandler {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        let rx = self.session.run(|w, out| w.copy_done(out));
+        let rx = self.session.run(Ends::Replies, |w, out| w.copy_done(out));
         pump(client, rx, true).await
     }
 
@@ -405,7 +443,9 @@ impl pgwire::api::copy::CopyHandler for QueryHandler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let msg = fail.message;
-        let rx = self.session.run(move |w, out| w.copy_fail(&msg, out));
+        let rx = self
+            .session
+            .run(Ends::Replies, move |w, out| w.copy_fail(&msg, out));
         match pump(client, rx, true).await {
             Err(e) => e,
             Ok(()) => user_error(SqlError::new("57014", "COPY from stdin failed")),
