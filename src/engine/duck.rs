@@ -10,7 +10,9 @@ use std::ffi::{CStr, CString};
 use std::os::raw::c_char;
 use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use duckdb::arrow::array::{Array, Int64Array, RecordBatch, StructArray};
 use duckdb::arrow::ffi::{from_ffi, FFI_ArrowArray, FFI_ArrowSchema};
@@ -18,6 +20,16 @@ use duckdb::ffi;
 
 use super::error::EngineError;
 use crate::types::{DuckType, ParamValue};
+
+/// The name under which the user's database file is attached, whatever the file is called.
+///
+/// DuckDB names a database it opens after its file (`duckmv.duckdb` becomes catalog `duckmv`),
+/// and a catalog named like a schema makes every two-part name through that schema ambiguous
+/// ("Ambiguous reference to catalog or schema"): the server's own `duckmv` schema collided with
+/// its default file, a user's `main.duckdb` with schema `main`. Clients never see this name:
+/// they see the database they connected to (see `compat`), which works as the catalog part of a
+/// three-part name.
+pub const CATALOG: &str = "duckmv_catalog";
 
 /// An open DuckDB database. Connections keep it alive.
 pub struct Database {
@@ -30,12 +42,35 @@ unsafe impl Send for Database {}
 unsafe impl Sync for Database {}
 
 impl Database {
-    /// Opens (creating when absent) the database at `path`; `:memory:` is
-    /// allowed. Extension auto-install/auto-load is off: the machine has no
-    /// network and a silent download attempt would only add latency.
+    /// Opens (creating when absent) the database at `path` under [`CATALOG`]; `:memory:` is
+    /// allowed. Extension auto-install/auto-load is off: the machine has no network and a silent
+    /// download attempt would only add latency.
     pub fn open(path: &str) -> Result<Arc<Database>, EngineError> {
-        let c_path = CString::new(if path == ":memory:" { "" } else { path })
-            .map_err(|_| EngineError::internal("database path contains a NUL byte"))?;
+        let db = Self::open_instance()?;
+        let conn = db.connect_raw()?;
+        conn.exec(&format!(
+            "ATTACH '{}' AS {CATALOG}",
+            path.replace('\'', "''")
+        ))
+        .map_err(|e| EngineError::new(format!("could not open database {path}: {e}"), 0))?;
+        Ok(db)
+    }
+
+    /// Turns off DuckDB's access to files, for every connection from now on: no client can read
+    /// or write server files, attach databases or load extensions. `spool` stays usable: the
+    /// server writes COPY FROM STDIN data there for DuckDB to load. DuckDB never lets the switch
+    /// be turned back on while the database runs.
+    pub fn restrict_files(self: &Arc<Self>, spool: &std::path::Path) -> Result<(), EngineError> {
+        let conn = self.connect_raw()?;
+        let dir = format!("{}/", spool.display()).replace('\'', "''");
+        conn.exec(&format!("SET allowed_directories = ['{dir}']"))?;
+        conn.exec("SET enable_external_access = false")?;
+        Ok(())
+    }
+
+    /// An in-memory DuckDB instance; the user's database is attached to it.
+    fn open_instance() -> Result<Arc<Database>, EngineError> {
+        let c_path = CString::new("").unwrap();
         unsafe {
             let mut config: ffi::duckdb_config = ptr::null_mut();
             if ffi::duckdb_create_config(&mut config) != ffi::DuckDBSuccess {
@@ -60,7 +95,14 @@ impl Database {
         }
     }
 
+    /// A connection whose default catalog is the user's database.
     pub fn connect(self: &Arc<Self>) -> Result<Conn, EngineError> {
+        let conn = self.connect_raw()?;
+        conn.exec(&format!("USE {CATALOG}"))?;
+        Ok(conn)
+    }
+
+    fn connect_raw(self: &Arc<Self>) -> Result<Conn, EngineError> {
         let mut raw: ffi::duckdb_connection = ptr::null_mut();
         let rc = unsafe { ffi::duckdb_connect(self.raw, &mut raw) };
         if rc != ffi::DuckDBSuccess {
@@ -99,7 +141,7 @@ pub struct Interrupter {
 impl Interrupter {
     pub fn interrupt(&self) {
         self.interrupted.store(true, Ordering::SeqCst);
-        let raw = self.raw.lock().unwrap();
+        let raw = self.raw.lock();
         if !raw.0.is_null() {
             unsafe { ffi::duckdb_interrupt(raw.0) };
         }
@@ -127,7 +169,7 @@ unsafe impl Send for Conn {}
 
 impl Drop for Conn {
     fn drop(&mut self) {
-        self.interrupt.raw.lock().unwrap().0 = ptr::null_mut();
+        self.interrupt.raw.lock().0 = ptr::null_mut();
         unsafe { ffi::duckdb_disconnect(&mut self.raw) };
     }
 }

@@ -4,5 +4,7 @@
 pub mod duck;
 pub mod error;
 
-pub use duck::{Column, Conn, Database, Interrupter, Prepared, QueryResult, StatementKind};
+pub use duck::{
+    Column, Conn, Database, Interrupter, Prepared, QueryResult, StatementKind, CATALOG,
+};
 pub use error::EngineError;

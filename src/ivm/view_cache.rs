@@ -14,7 +14,9 @@
 //! nothing to do and need not ask DuckDB.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use super::catalog::ViewRow;
@@ -38,33 +40,33 @@ fn key(schema: &str, name: &str) -> (String, String) {
 
 impl ViewCache {
     pub(crate) fn get(&self, schema: &str, name: &str) -> Option<Arc<ViewRow>> {
-        self.views.lock().unwrap().get(&key(schema, name)).cloned()
+        self.views.lock().get(&key(schema, name)).cloned()
     }
 
     pub(crate) fn put(&self, schema: &str, name: &str, view: Arc<ViewRow>) {
-        self.views.lock().unwrap().insert(key(schema, name), view);
+        self.views.lock().insert(key(schema, name), view);
     }
 
     pub(crate) fn forget(&self, schema: &str, name: &str) {
-        self.views.lock().unwrap().remove(&key(schema, name));
+        self.views.lock().remove(&key(schema, name));
     }
 
     /// Forgets everything (after DDL on materialized views, or a rollback).
     pub fn clear(&self) {
-        self.views.lock().unwrap().clear();
-        self.clean.lock().unwrap().clear();
+        self.views.lock().clear();
+        self.clean.lock().clear();
     }
 
     /// Records that a committed refresh of `name` (schema-qualified or not) whose transaction
     /// began at capture `epoch` left nothing pending.
     pub fn mark_clean(&self, name: &str, epoch: u64) {
         let (schema, n) = split_name(name);
-        self.clean.lock().unwrap().insert(key(&schema, &n), epoch);
+        self.clean.lock().insert(key(&schema, &n), epoch);
     }
 
     /// Recent row counts of all of `relations`, or None.
     pub(crate) fn sizes(&self, relations: &[&str]) -> Option<Vec<u64>> {
-        let sizes = self.sizes.lock().unwrap();
+        let sizes = self.sizes.lock();
         relations
             .iter()
             .map(|r| {
@@ -77,7 +79,7 @@ impl ViewCache {
     }
 
     pub(crate) fn note_sizes(&self, relations: &[&str], sizes: &[u64]) {
-        let mut m = self.sizes.lock().unwrap();
+        let mut m = self.sizes.lock();
         for (r, n) in relations.iter().zip(sizes) {
             m.insert(r.to_string(), (*n, Instant::now()));
         }
@@ -86,6 +88,6 @@ impl ViewCache {
     /// Whether `name` was left with nothing pending at `epoch`.
     pub fn is_clean(&self, name: &str, epoch: u64) -> bool {
         let (schema, n) = split_name(name);
-        self.clean.lock().unwrap().get(&key(&schema, &n)) == Some(&epoch)
+        self.clean.lock().get(&key(&schema, &n)) == Some(&epoch)
     }
 }

@@ -20,7 +20,9 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
+
+use parking_lot::{Condvar, Mutex};
 use std::time::Duration;
 
 use super::reply::SqlError;
@@ -85,7 +87,7 @@ impl CaptureLock {
         holding: bool,
         tracked: impl Fn(&str) -> bool,
     ) -> Admission {
-        let mut r = self.registry.lock().unwrap();
+        let mut r = self.registry.lock();
         if !holding && tables.iter().any(|t| tracked(t) || r.creating.contains(t)) {
             let wrote_created = r
                 .writers
@@ -106,7 +108,7 @@ impl CaptureLock {
 
     /// `session`'s transaction ended.
     pub fn forget_writes(&self, session: u64) {
-        let mut r = self.registry.lock().unwrap();
+        let mut r = self.registry.lock();
         if let Some(tables) = r.writers.remove(&session) {
             let seq = self.writes_ended.fetch_add(1, Ordering::SeqCst) + 1;
             for t in tables {
@@ -123,22 +125,18 @@ impl CaptureLock {
     /// Whether a transaction that wrote one of `names` ended after
     /// `writes_ended()` returned `since`.
     pub fn written_since(&self, names: &HashSet<String>, since: u64) -> bool {
-        let r = self.registry.lock().unwrap();
+        let r = self.registry.lock();
         names
             .iter()
             .any(|n| r.ended.get(n).is_some_and(|e| *e > since))
     }
 
     pub fn start_creating(&self, names: &HashSet<String>) {
-        self.registry
-            .lock()
-            .unwrap()
-            .creating
-            .extend(names.iter().cloned());
+        self.registry.lock().creating.extend(names.iter().cloned());
     }
 
     pub fn stop_creating(&self, names: &HashSet<String>) {
-        let mut r = self.registry.lock().unwrap();
+        let mut r = self.registry.lock();
         for n in names {
             r.creating.remove(n);
         }
@@ -156,7 +154,6 @@ impl CaptureLock {
             let busy = self
                 .registry
                 .lock()
-                .unwrap()
                 .writers
                 .iter()
                 .any(|(s, t)| *s != session && t.iter().any(|t| names.contains(t)));
@@ -185,7 +182,7 @@ impl Drop for CaptureGuard {
         // Counted even after a rollback: a spurious serialization failure
         // is harmless, a missed commit is not.
         self.lock.epoch.fetch_add(1, Ordering::SeqCst);
-        *self.lock.owner.lock().unwrap() = None;
+        *self.lock.owner.lock() = None;
         self.lock.freed.notify_one();
     }
 }
@@ -207,7 +204,7 @@ pub fn acquire(
     snapshot: Option<u64>,
     interrupter: &Interrupter,
 ) -> Result<CaptureGuard, SqlError> {
-    let mut owner = lock.owner.lock().unwrap();
+    let mut owner = lock.owner.lock();
     loop {
         match *owner {
             None => {
@@ -233,11 +230,7 @@ pub fn acquire(
                 "canceling statement due to user request",
             ));
         }
-        owner = lock
-            .freed
-            .wait_timeout(owner, Duration::from_millis(20))
-            .unwrap()
-            .0;
+        lock.freed.wait_for(&mut owner, Duration::from_millis(20));
     }
 }
 

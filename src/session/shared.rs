@@ -2,13 +2,19 @@
 //! about materialized views without asking DuckDB on every statement.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
 
 use super::capture_lock::CaptureLock;
 use crate::engine::Database;
 
 pub struct Shared {
     pub db: Arc<Database>,
+    /// What clients may do (server flags).
+    pub policy: super::guard::Policy,
+    /// Where COPY FROM STDIN data is spooled for DuckDB to load.
+    pub spool: std::path::PathBuf,
     /// Lower-cased names of materialized views, so writes to them can be
     /// refused (42809) without a catalog query per statement.
     pub matviews: RwLock<HashSet<String>>,
@@ -23,9 +29,11 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn new(db: Arc<Database>) -> Self {
+    pub fn new(db: Arc<Database>, policy: super::guard::Policy, spool: std::path::PathBuf) -> Self {
         Shared {
             db,
+            policy,
+            spool,
             matviews: RwLock::new(HashSet::new()),
             tracked: RwLock::new(HashSet::new()),
             capture_lock: Arc::default(),
@@ -35,24 +43,17 @@ impl Shared {
     }
 
     pub fn is_matview(&self, name: &str) -> bool {
-        self.matviews
-            .read()
-            .unwrap()
-            .contains(&name.to_ascii_lowercase())
+        self.matviews.read().contains(&name.to_ascii_lowercase())
     }
 
     pub fn set_matviews(&self, names: impl IntoIterator<Item = String>) {
-        *self.matviews.write().unwrap() =
-            names.into_iter().map(|n| n.to_ascii_lowercase()).collect();
+        *self.matviews.write() = names.into_iter().map(|n| n.to_ascii_lowercase()).collect();
     }
 
     /// Whether a view reads the table `name` (schema ignored: a false
     /// positive only takes the capture lock without need).
     pub fn is_tracked(&self, name: &str) -> bool {
-        self.tracked
-            .read()
-            .unwrap()
-            .contains(&name.to_ascii_lowercase())
+        self.tracked.read().contains(&name.to_ascii_lowercase())
     }
 
     /// Adds to the tracked names, never removes: a session reloading
@@ -61,14 +62,12 @@ impl Shared {
     pub fn add_tracked(&self, names: impl IntoIterator<Item = String>) {
         self.tracked
             .write()
-            .unwrap()
             .extend(names.into_iter().map(|n| n.to_ascii_lowercase()));
     }
 
     pub fn refresh_lock(&self, view: &str) -> Arc<Mutex<()>> {
         self.refresh_locks
             .lock()
-            .unwrap()
             .entry(view.to_ascii_lowercase())
             .or_default()
             .clone()

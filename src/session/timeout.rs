@@ -3,7 +3,9 @@
 //! session first sets a timeout, so sessions without one pay nothing.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
+
+use parking_lot::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::engine::Interrupter;
@@ -30,11 +32,10 @@ impl Watchdog {
             .name("duckmv-timeout".into())
             .spawn(move || loop {
                 let Some(state) = weak.upgrade() else { return };
-                let mut d = state.deadline.lock().unwrap();
+                let mut d = state.deadline.lock();
                 match *d {
                     None => {
-                        let (g, _) = state.wake.wait_timeout(d, Duration::from_secs(1)).unwrap();
-                        d = g;
+                        state.wake.wait_for(&mut d, Duration::from_secs(1));
                         drop(d);
                     }
                     Some(t) if Instant::now() >= t => {
@@ -43,7 +44,7 @@ impl Watchdog {
                         interrupter.interrupt();
                     }
                     Some(t) => {
-                        let _ = state.wake.wait_timeout(d, t - Instant::now()).unwrap();
+                        state.wake.wait_for(&mut d, t - Instant::now());
                     }
                 }
             })
@@ -53,13 +54,13 @@ impl Watchdog {
 
     pub fn arm(&self, after: Duration) {
         self.state.fired.store(false, Ordering::SeqCst);
-        *self.state.deadline.lock().unwrap() = Some(Instant::now() + after);
+        *self.state.deadline.lock() = Some(Instant::now() + after);
         self.state.wake.notify_one();
     }
 
     /// Disarms; true when the timeout fired since `arm`.
     pub fn disarm(&self) -> bool {
-        *self.state.deadline.lock().unwrap() = None;
+        *self.state.deadline.lock() = None;
         self.state.fired.swap(false, Ordering::SeqCst)
     }
 }

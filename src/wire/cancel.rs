@@ -3,7 +3,9 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use async_trait::async_trait;
 use pgwire::api::cancel::CancelHandler;
@@ -23,26 +25,23 @@ impl CancelRegistry {
     pub fn register(&self, interrupter: Arc<Interrupter>) -> (i32, i32) {
         let pid = 1000 + self.next_pid.fetch_add(1, Ordering::Relaxed);
         let secret: i32 = rand::random();
-        self.sessions
-            .lock()
-            .unwrap()
-            .insert(pid, (secret, interrupter));
+        self.sessions.lock().insert(pid, (secret, interrupter));
         (pid, secret)
     }
 
     pub fn unregister(&self, pid: i32) {
-        self.sessions.lock().unwrap().remove(&pid);
+        self.sessions.lock().remove(&pid);
     }
 
     /// Interrupts every session's running query (server shutdown).
     pub fn interrupt_all(&self) {
-        for (_, int) in self.sessions.lock().unwrap().values() {
+        for (_, int) in self.sessions.lock().values() {
             int.interrupt();
         }
     }
 
     fn cancel(&self, pid: i32, secret: &SecretKey) {
-        let sessions = self.sessions.lock().unwrap();
+        let sessions = self.sessions.lock();
         if let Some((s, int)) = sessions.get(&pid) {
             // The request's key may be decoded as bytes: compare encodings.
             if secret.to_bytes() == SecretKey::I32(*s).to_bytes() {
