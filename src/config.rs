@@ -23,13 +23,21 @@ pub struct Config {
     #[arg(long, env = "DUCKMV_AUTH", value_enum)]
     pub auth: Option<crate::wire::AuthMethod>,
 
-    /// A user allowed to connect, as NAME:PASSWORD (repeatable).
-    #[arg(long = "user", env = "DUCKMV_USERS", value_delimiter = ',')]
-    pub users: Vec<String>,
-
-    /// A file of NAME:PASSWORD lines, one user each.
+    /// A file of NAME:PASSWORD lines, one user each. (Users can also come from DUCKMV_USERS,
+    /// comma-separated NAME:PASSWORD; never from the command line, where every local user could
+    /// read the passwords.)
     #[arg(long, env = "DUCKMV_USERS_FILE")]
     pub users_file: Option<String>,
+
+    /// A user with superuser rights: server-wide settings, ATTACH, CHECKPOINT, and server files
+    /// when --allow-file-access is given (repeatable).
+    #[arg(long = "superuser", env = "DUCKMV_SUPERUSERS", value_delimiter = ',')]
+    pub superusers: Vec<String>,
+
+    /// Let superusers read and write files on the server (read_csv, COPY to and from files,
+    /// ATTACH, extensions). Off by default: no client can touch server files.
+    #[arg(long, env = "DUCKMV_ALLOW_FILE_ACCESS")]
+    pub allow_file_access: bool,
 
     /// Allow listening on a non-loopback address without authentication.
     #[arg(long, env = "DUCKMV_ALLOW_UNAUTHENTICATED_REMOTE")]

@@ -35,8 +35,6 @@ fn io_err(e: std::io::Error) -> SqlError {
     SqlError::new("58030", format!("could not write COPY data: {e}"))
 }
 
-static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
 impl Worker {
     pub(crate) fn copy_from_start(
         &mut self,
@@ -54,8 +52,11 @@ impl Worker {
             .map(|c| c.len())
             .unwrap_or(probe.columns.len());
         drop(probe);
-        let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!("duckmv-copy-{}-{n}.csv", std::process::id()));
+        // An unguessable name: other sessions' statements may read the spool directory.
+        let path = self
+            .shared
+            .spool
+            .join(format!("copy-{:032x}.csv", rand::random::<u128>()));
         let file = BufWriter::with_capacity(1 << 20, File::create(&path).map_err(io_err)?);
         self.copy_in = Some(CopyIn {
             path,
