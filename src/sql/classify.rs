@@ -42,6 +42,8 @@ pub enum Command {
         query: String,
         with_data: bool,
         if_not_exists: bool,
+        /// CREATE OR REPLACE: an existing materialized view of that name is replaced.
+        or_replace: bool,
     },
     RefreshMatView {
         name: Name,
@@ -152,7 +154,12 @@ pub fn classify(sql: &str) -> Result<Command, ClassifyError> {
                 _ => Command::Passthrough,
             }
         }
-        "CREATE" if w(1) == "MATERIALIZED" && w(2) == "VIEW" => parse_create_matview(sql)?,
+        "CREATE" if w(1) == "MATERIALIZED" && w(2) == "VIEW" => parse_create_matview(sql, false)?,
+        "CREATE"
+            if w(1) == "OR" && w(2) == "REPLACE" && w(3) == "MATERIALIZED" && w(4) == "VIEW" =>
+        {
+            parse_create_matview(sql, true)?
+        }
         "REFRESH" if w(1) == "MATERIALIZED" && w(2) == "VIEW" => {
             let all = tokenize(sql);
             let mut i = 3;
@@ -341,9 +348,9 @@ fn parse_drop_list(toks: &[Token], mut i: usize) -> Result<(Vec<Name>, bool, boo
     Ok((names, if_exists, cascade))
 }
 
-fn parse_create_matview(sql: &str) -> Result<Command, ClassifyError> {
+fn parse_create_matview(sql: &str, or_replace: bool) -> Result<Command, ClassifyError> {
     let toks = tokenize(sql);
-    let mut i = 3;
+    let mut i = if or_replace { 5 } else { 3 };
     let mut if_not_exists = false;
     if toks.get(i).is_some_and(|t| t.is_kw("IF")) {
         if_not_exists = true;
@@ -397,12 +404,18 @@ fn parse_create_matview(sql: &str) -> Result<Command, ClassifyError> {
     if query.is_empty() {
         return Err(ClassifyError("expected AS <query>".into()));
     }
+    if or_replace && if_not_exists {
+        return Err(ClassifyError(
+            "OR REPLACE and IF NOT EXISTS cannot both be used".into(),
+        ));
+    }
     Ok(Command::CreateMatView {
         name,
         columns,
         query,
         with_data,
         if_not_exists,
+        or_replace,
     })
 }
 
@@ -464,6 +477,29 @@ pub fn write_targets(sql: &str) -> Vec<Name> {
         }
     }
     out
+}
+
+/// The relation a `CREATE OR REPLACE TABLE|VIEW …` would replace.
+pub fn replaced_relation(sql: &str) -> Option<Name> {
+    let toks = tokenize_prefix(sql, 12);
+    let mut i = 0;
+    for kw in ["CREATE", "OR", "REPLACE"] {
+        if !toks.get(i)?.is_kw(kw) {
+            return None;
+        }
+        i += 1;
+    }
+    while toks
+        .get(i)
+        .is_some_and(|t| t.is_kw("TEMP") || t.is_kw("TEMPORARY"))
+    {
+        i += 1;
+    }
+    let kind = toks.get(i)?;
+    if !(kind.is_kw("TABLE") || kind.is_kw("VIEW")) {
+        return None;
+    }
+    parse_name(&toks, i + 1).map(|(n, _)| n)
 }
 
 /// The command tag PostgreSQL sends for a completed statement.
@@ -556,9 +592,14 @@ mod tests {
                 columns: Some(vec!["a".into(), "B".into()]),
                 query: "SELECT 1, 2".into(),
                 with_data: false,
-                if_not_exists: true
+                if_not_exists: true,
+                or_replace: false,
             }
         );
+        assert!(matches!(
+            classify("CREATE OR REPLACE MATERIALIZED VIEW v AS SELECT 1").unwrap(),
+            Command::CreateMatView { or_replace: true, ref query, .. } if query == "SELECT 1"
+        ));
         assert_eq!(
             classify("refresh materialized view concurrently V").unwrap(),
             Command::RefreshMatView {

@@ -3,14 +3,20 @@
 
 pub mod classify;
 pub mod copy;
+pub mod depth;
 pub mod lex;
+pub mod merge;
 pub mod multi;
 pub mod params;
 pub mod savepoint;
 pub mod split;
 pub mod upsert;
 
+#[cfg(test)]
+mod fuzz_tests;
+
 pub use classify::{
-    classify, command_tag, quote_ident, write_targets, ClassifyError, Command, Name,
+    classify, command_tag, quote_ident, replaced_relation, write_targets, ClassifyError, Command,
+    Name,
 };
 pub use split::split_statements;

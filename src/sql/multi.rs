@@ -4,7 +4,7 @@
 //! `drop table if exists a, b, c` and `truncate table a, b, c`).
 
 use super::lex::{tokenize, Tok, Token};
-use super::upsert::Rewrite;
+use super::upsert::{Rewrite, Step};
 
 /// Object kinds whose DROP takes a list, with the command tag.
 const DROPS: &[(&str, &str)] = &[
@@ -74,15 +74,15 @@ pub fn split(sql: &str) -> Option<Rewrite> {
     }
     let prefix = &sql[..names[0].0];
     let suffix = sql[names.last()?.1..].trim_end().trim_end_matches(';');
-    let statements: Vec<String> = names
+    let steps = names
         .iter()
-        .map(|&(s, e)| format!("{prefix}{}{suffix}", &sql[s..e]))
+        .map(|&(s, e)| Step::run(format!("{prefix}{}{suffix}", &sql[s..e])))
         .collect();
     Some(Rewrite {
         table: String::new(),
-        counted: vec![false; statements.len()],
-        statements,
+        steps,
         tag,
+        describe: None,
     })
 }
 
@@ -95,7 +95,7 @@ mod tests {
     use super::*;
 
     fn parts(sql: &str) -> Option<(Vec<String>, &'static str)> {
-        split(sql).map(|r| (r.statements, r.tag))
+        split(sql).map(|r| (r.steps.iter().map(|s| s.sql().to_string()).collect(), r.tag))
     }
 
     #[test]

@@ -6,27 +6,55 @@
 //! materialized view reads still has every change captured. The rewrite
 //! runs inside the caller's transaction, so it is atomic.
 
-use sqlparser::ast::{
-    ConflictTarget, MergeAction, MergeClauseKind, MergeInsertKind, MergeUpdateKind,
-    OnConflictAction, OnInsert, Statement, TableFactor, TableObject,
-};
+use sqlparser::ast::{ConflictTarget, OnConflictAction, OnInsert, Statement, TableObject};
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 
 use super::classify::quote_ident;
 
-/// The plain statements that replace one upsert or merge.
+/// The plain statements that replace one upsert, merge or multi-object DROP, run in order in
+/// one transaction.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rewrite {
     /// The table written (unquoted last name part).
     pub table: String,
-    /// Statements to run in order; `counted[i]` tells whether statement i's
-    /// changed-row count adds to the command tag.
-    pub statements: Vec<String>,
-    pub counted: Vec<bool>,
+    pub steps: Vec<Step>,
     /// `INSERT` or `MERGE` (with the row count), or a tag sent as is
     /// (`DROP TABLE`, `TRUNCATE TABLE`: see multi.rs).
     pub tag: &'static str,
+    /// With RETURNING: a query with the rows' columns (run with LIMIT 0 to describe them).
+    pub describe: Option<String>,
+}
+
+/// One statement of a [`Rewrite`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Run it; `counted`: its changed-row count adds to the command tag.
+    Run { sql: String, counted: bool },
+    /// A query that must return no rows; a row is the error `code: message`.
+    MustBeEmpty {
+        sql: String,
+        code: &'static str,
+        message: &'static str,
+    },
+    /// A changing statement with RETURNING: its rows are the statement's rows (and count).
+    Returning { sql: String },
+}
+
+impl Step {
+    /// A statement whose row count is not part of the tag.
+    pub fn run(sql: String) -> Step {
+        Step::Run {
+            sql,
+            counted: false,
+        }
+    }
+
+    pub fn sql(&self) -> &str {
+        match self {
+            Step::Run { sql, .. } | Step::MustBeEmpty { sql, .. } | Step::Returning { sql } => sql,
+        }
+    }
 }
 
 /// Parses `sql`; Some when it is an ON CONFLICT DO UPDATE or a MERGE.
@@ -55,7 +83,7 @@ pub fn rewrite(
                 columns,
             ))
         }
-        Statement::Merge(m) => Some(rewrite_merge(m)),
+        Statement::Merge(m) => Some(super::merge::rewrite(m)),
         _ => None,
     }
 }
@@ -67,9 +95,13 @@ fn rewrite_upsert(
     selection: Option<&sqlparser::ast::Expr>,
     columns: &mut dyn FnMut(&str) -> Result<Vec<String>, String>,
 ) -> Result<Rewrite, String> {
-    if ins.returning.is_some() {
-        return Err("RETURNING with ON CONFLICT DO UPDATE is not supported on a table that materialized views read".into());
-    }
+    let returning = ins.returning.as_ref().map(|items| {
+        items
+            .iter()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    });
     let TableObject::TableName(name) = &ins.table else {
         return Err("unsupported INSERT target".into());
     };
@@ -121,164 +153,37 @@ fn rewrite_upsert(
         Some(a) => format!("{table_sql} AS {a}"),
         None => table_sql.clone(),
     };
+    // Both changing statements return the RETURNING rows, when there are any.
+    let changing = |sql: String| match &returning {
+        Some(r) => Step::Returning {
+            sql: format!("{sql} RETURNING {r}"),
+        },
+        None => Step::Run { sql, counted: true },
+    };
     Ok(Rewrite {
+        describe: returning
+            .as_ref()
+            .map(|r| format!("SELECT {r} FROM {update_target} LIMIT 0")),
         table,
-        statements: vec![
-            format!("CREATE TEMP TABLE {tmp} AS SELECT * FROM ({source}) AS _s({col_list})"),
+        steps: vec![
+            Step::run(format!(
+                "CREATE TEMP TABLE {tmp} AS SELECT * FROM ({source}) AS _s({col_list})"
+            )),
             // `excluded` is a struct column, so unqualified names in SET
             // resolve to the target table, as in PostgreSQL.
-            format!(
+            changing(format!(
                 "UPDATE {update_target} SET {set} FROM (SELECT struct_pack({packed}) AS excluded FROM {tmp}) AS _x WHERE {on_excluded}{filter}"
-            ),
-            format!(
+            )),
+            changing(format!(
                 "INSERT INTO {table_sql} ({col_list}) SELECT {col_list} FROM {tmp} AS _i WHERE NOT EXISTS (SELECT 1 FROM {table_sql} AS _t WHERE {on_new})"
-            ),
-            format!("DROP TABLE {tmp}"),
+            )),
+            Step::run(format!("DROP TABLE {tmp}")),
         ],
-        counted: vec![false, true, true, false],
         tag: "INSERT",
     })
 }
 
-fn rewrite_merge(m: &sqlparser::ast::Merge) -> Result<Rewrite, String> {
-    if m.output.is_some() {
-        return Err(
-            "MERGE with RETURNING/OUTPUT is not supported on a table that materialized views read"
-                .into(),
-        );
-    }
-    let (table_sql, tgt) = match &m.table {
-        TableFactor::Table { name, alias, .. } => (
-            name.to_string(),
-            alias
-                .as_ref()
-                .map(|a| a.name.to_string())
-                .unwrap_or_else(|| name.to_string()),
-        ),
-        _ => return Err("unsupported MERGE target".into()),
-    };
-    let (src_sql, src) = match &m.source {
-        TableFactor::Table { name, alias, .. } => (
-            name.to_string(),
-            alias
-                .as_ref()
-                .map(|a| a.name.to_string())
-                .unwrap_or_else(|| last_part(&name.to_string())),
-        ),
-        TableFactor::Derived {
-            subquery,
-            alias: Some(alias),
-            ..
-        } => (format!("({subquery})"), alias.name.to_string()),
-        _ => return Err("unsupported MERGE source".into()),
-    };
-    let on = &m.on;
-    let mut matched = Vec::new();
-    let mut not_matched = Vec::new();
-    for c in &m.clauses {
-        match c.clause_kind {
-            MergeClauseKind::Matched => matched.push(c),
-            MergeClauseKind::NotMatched | MergeClauseKind::NotMatchedByTarget => not_matched.push(c),
-            MergeClauseKind::NotMatchedBySource => return Err("WHEN NOT MATCHED BY SOURCE is not supported on a table that materialized views read".into()),
-        }
-    }
-    let case = |clauses: &[&sqlparser::ast::MergeClause]| {
-        let arms: String = clauses
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                format!(
-                    " WHEN {} THEN {}",
-                    c.predicate
-                        .as_ref()
-                        .map(|p| format!("({p})"))
-                        .unwrap_or_else(|| "true".into()),
-                    i + 1
-                )
-            })
-            .collect();
-        format!("CASE{arms} ELSE 0 END")
-    };
-    let mut statements = vec![
-        format!("CREATE TEMP TABLE _duckmv_src AS SELECT * FROM {src_sql} AS {src}"),
-        format!(
-            "CREATE TEMP TABLE _duckmv_m AS SELECT {tgt}.rowid AS _rid, {} AS _c FROM {table_sql} AS {tgt} JOIN _duckmv_src AS {src} ON ({on})",
-            case(&matched)
-        ),
-        format!(
-            "CREATE TEMP TABLE _duckmv_nm AS SELECT {src}.*, {} AS _duckmv_c FROM _duckmv_src AS {src} WHERE NOT EXISTS (SELECT 1 FROM {table_sql} AS {tgt} WHERE {on})",
-            case(&not_matched)
-        ),
-    ];
-    let mut counted = vec![false, false, false];
-    for (i, c) in matched.iter().enumerate() {
-        let rows = format!(
-            "{tgt}.rowid IN (SELECT _rid FROM _duckmv_m WHERE _c = {})",
-            i + 1
-        );
-        let s = match &c.action {
-            MergeAction::Update(u) => match &u.kind {
-                MergeUpdateKind::Set(a) => {
-                    let set = a
-                        .iter()
-                        .map(|a| a.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ");
-                    format!("UPDATE {table_sql} AS {tgt} SET {set} FROM _duckmv_src AS {src} WHERE ({on}) AND {rows}")
-                }
-                #[allow(unreachable_patterns)]
-                _ => return Err("unsupported MERGE UPDATE form".into()),
-            },
-            MergeAction::Delete { .. } => format!("DELETE FROM {table_sql} AS {tgt} WHERE {rows}"),
-            _ => return Err("unsupported WHEN MATCHED action".into()),
-        };
-        statements.push(s);
-        counted.push(true);
-    }
-    for (i, c) in not_matched.iter().enumerate() {
-        let MergeAction::Insert(ins) = &c.action else {
-            return Err("unsupported WHEN NOT MATCHED action".into());
-        };
-        let cols = if ins.columns.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " ({})",
-                ins.columns
-                    .iter()
-                    .map(|c| c.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        };
-        let exprs = match &ins.kind {
-            MergeInsertKind::Values(v) if v.rows.len() == 1 => v.rows[0]
-                .iter()
-                .map(|e| e.to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            MergeInsertKind::Values(_) => return Err("MERGE INSERT takes one row".into()),
-            _ => format!("{src}.*"),
-        };
-        statements.push(format!(
-            "INSERT INTO {table_sql}{cols} SELECT {exprs} FROM _duckmv_nm AS {src} WHERE _duckmv_c = {}",
-            i + 1
-        ));
-        counted.push(true);
-    }
-    for t in ["_duckmv_src", "_duckmv_m", "_duckmv_nm"] {
-        statements.push(format!("DROP TABLE {t}"));
-        counted.push(false);
-    }
-    Ok(Rewrite {
-        table: last_part(&table_sql),
-        statements,
-        counted,
-        tag: "MERGE",
-    })
-}
-
-fn last_part(name: &str) -> String {
+pub(super) fn last_part(name: &str) -> String {
     unquote(name.rsplit('.').next().unwrap_or(name))
 }
 
@@ -305,14 +210,21 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(r.table, "t");
-        assert_eq!(r.statements.len(), 4);
+        assert_eq!(r.steps.len(), 4);
         assert!(
-            r.statements[1].starts_with("UPDATE t SET v = excluded.v FROM"),
+            r.steps[1]
+                .sql()
+                .starts_with("UPDATE t SET v = excluded.v FROM"),
             "{}",
-            r.statements[1]
+            r.steps[1].sql()
         );
-        assert!(r.statements[2].contains("NOT EXISTS"));
-        assert_eq!(r.counted, vec![false, true, true, false]);
+        assert!(r.steps[2].sql().contains("NOT EXISTS"));
+        let counted: Vec<bool> = r
+            .steps
+            .iter()
+            .map(|s| matches!(s, Step::Run { counted: true, .. }))
+            .collect();
+        assert_eq!(counted, vec![false, true, true, false]);
     }
 
     #[test]
@@ -320,26 +232,5 @@ mod tests {
         let mut cols = |_: &str| Ok(vec![]);
         assert!(rewrite("INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING", &mut cols).is_none());
         assert!(rewrite("SELECT 1", &mut cols).is_none());
-    }
-
-    #[test]
-    fn merge_clauses_in_order() {
-        let mut cols = |_: &str| Ok(vec![]);
-        let r = rewrite(
-            "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED AND s.v < 0 THEN DELETE WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.v)",
-            &mut cols,
-        )
-        .unwrap()
-        .unwrap();
-        assert_eq!(r.tag, "MERGE");
-        assert!(
-            r.statements[1].contains("CASE WHEN (s.v < 0) THEN 1 WHEN true THEN 2 ELSE 0 END"),
-            "{}",
-            r.statements[1]
-        );
-        assert!(r
-            .statements
-            .iter()
-            .any(|s| s.starts_with("DELETE FROM t AS t WHERE t.rowid IN")));
     }
 }
