@@ -63,6 +63,12 @@ impl Statement {
 
     /// Whether executing it yields rows (Describe must say so beforehand).
     fn returns_rows(&self) -> bool {
+        match &self.kind {
+            StmtKind::Rewrite(r) => return r.describe.is_some(),
+            // SHOW answered by the server has one row, described like DuckDB's.
+            StmtKind::Command(Command::Show { .. }) => return true,
+            _ => {}
+        }
         let StmtKind::Duck(p) = &self.kind else {
             return false;
         };
@@ -180,8 +186,11 @@ pub fn prepare(
     if matches!(cmd, Command::Passthrough) {
         ivm_bridge::check_writes(w, text)?;
     }
+    // Statements the server runs as several (multi-object DROP, upsert, MERGE) are checked as
+    // written, strictly: DuckDB never prepares them whole.
     // DuckDB drops and truncates one object per statement.
     if let Some(r) = sql::multi::split(text) {
+        check_strictly(w, text)?;
         st.kind = StmtKind::Rewrite(r);
         return Ok(st);
     }
@@ -193,6 +202,10 @@ pub fn prepare(
     }
     w.note_snapshot();
     if let Some(r) = ivm_bridge::rewrite_for_capture(w, text)? {
+        check_strictly(w, text)?;
+        if let Some(d) = &r.describe {
+            st.columns = w.conn.prepare(d)?.columns.clone();
+        }
         st.kind = StmtKind::Rewrite(r);
         return Ok(st);
     }
@@ -215,7 +228,11 @@ pub fn prepare(
     } else {
         base
     };
-    let p = w.conn.prepare(duck_sql)?;
+    let mut p = w.conn.prepare(duck_sql)?;
+    // What DuckDB prepared decides what the client may run (see guard.rs).
+    if let Some(scoped) = super::guard::check(text, p.kind, w.superuser, &w.shared.policy)? {
+        p = w.conn.prepare(&scoped)?;
+    }
     st.params = p.params.clone();
     for (i, slot) in st.params.iter_mut().enumerate() {
         if let Some(Some(t)) = declared.get(i) {
@@ -246,6 +263,12 @@ pub fn prepare(
     }
     st.kind = StmtKind::Duck(RefCell::new(p));
     Ok(st)
+}
+
+/// The guard's checks for a statement DuckDB never prepares whole (multi-object DROP, upsert,
+/// MERGE): as written, with the strictest kind.
+fn check_strictly(w: &Worker, text: &str) -> Result<(), SqlError> {
+    super::guard::check(text, StatementKind::Other, w.superuser, &w.shared.policy).map(|_| ())
 }
 
 /// DuckDB cannot always type a statement's result before its parameters
@@ -383,18 +406,44 @@ pub fn execute(
             StmtKind::Rewrite(r) => {
                 // Its write targets were checked when it was prepared.
                 ivm_bridge::check_statement(w, &stmt.command, &stmt.sql, out)?;
-                let mut n = 0;
-                for (s, counted) in r.statements.iter().zip(&r.counted) {
-                    let rows = w.conn.exec(s)?;
-                    if *counted {
-                        n += rows;
-                    }
-                }
+                let (n, rows) = run_steps(w, &r.steps)?;
                 let tag = match r.tag {
                     "INSERT" => format!("INSERT 0 {n}"),
                     "MERGE" => format!("MERGE {n}"),
                     other => other.to_string(),
                 };
+                if r.describe.is_none() {
+                    out.send(Reply::Complete(tag));
+                    portal.state = PortalState::Done;
+                    return Ok(());
+                }
+                // RETURNING: the collected rows stream like a query's, then the tag.
+                let formats: Vec<Format> = if describe {
+                    Vec::new()
+                } else {
+                    portal.formats.clone()
+                };
+                if describe {
+                    out.send(Reply::RowDescription(fields(stmt.columns(), &formats)));
+                }
+                let cols = stmt
+                    .columns()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        let f = formats.get(i).copied().unwrap_or(Format::Text);
+                        (c.ty.clone(), f)
+                    })
+                    .collect();
+                let mut s = Stream {
+                    result: None,
+                    queue: rows.into(),
+                    offset: 0,
+                    cols,
+                    sent: 0,
+                    failed: None,
+                };
+                fetch(&mut s, 0, out)?;
                 out.send(Reply::Complete(tag));
                 portal.state = PortalState::Done;
                 return Ok(());
@@ -419,6 +468,12 @@ pub fn execute(
                             w.copy_from_start(table, columns, options, out)?;
                         }
                         sql::copy::Copy::To { source, options } => {
+                            super::guard::check(
+                                source,
+                                StatementKind::Select,
+                                w.superuser,
+                                &w.shared.policy,
+                            )?;
                             let n = w.copy_to(source, options, out)?;
                             out.send(Reply::Complete(format!("COPY {n}")));
                         }
@@ -510,6 +565,40 @@ pub fn execute(
         PortalState::New => unreachable!(),
     }
     Ok(())
+}
+
+/// Runs a rewrite's statements in order: the changed-row count for the tag, and the rows of
+/// its RETURNING statements.
+fn run_steps(w: &Worker, steps: &[sql::upsert::Step]) -> Result<(u64, Vec<RecordBatch>), SqlError> {
+    use sql::upsert::Step;
+    let mut n = 0;
+    let mut rows = Vec::new();
+    for step in steps {
+        match step {
+            Step::Run { sql, counted } => {
+                let changed = w.conn.exec(sql)?;
+                if *counted {
+                    n += changed;
+                }
+            }
+            Step::MustBeEmpty { sql, code, message } => {
+                let mut r = w.conn.query(sql)?;
+                while let Some(b) = r.next_batch()? {
+                    if b.num_rows() > 0 {
+                        return Err(SqlError::new(code, *message));
+                    }
+                }
+            }
+            Step::Returning { sql } => {
+                let mut r = w.conn.query(sql)?;
+                while let Some(b) = r.next_batch()? {
+                    n += b.num_rows() as u64;
+                    rows.push(b);
+                }
+            }
+        }
+    }
+    Ok((n, rows))
 }
 
 /// Sends up to `limit` rows (0 = all); true when the result is exhausted.

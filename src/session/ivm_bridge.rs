@@ -67,8 +67,15 @@ fn ivm_err(e: ivm::IvmError) -> SqlError {
     SqlError::new(e.sqlstate(), e.to_string())
 }
 
+/// A view's name as the IVM engine reads it: quoted, with PostgreSQL's `public` as DuckDB's
+/// `main`.
 fn display(n: &Name) -> String {
-    n.name.clone()
+    let name = crate::sql::quote_ident(&n.name);
+    match n.schema.as_deref() {
+        Some(s) if s.eq_ignore_ascii_case("public") => format!("main.{name}"),
+        Some(s) => format!("{}.{name}", crate::sql::quote_ident(s)),
+        None => name,
+    }
 }
 
 /// Runs a materialized-view command; returns its command tag.
@@ -80,10 +87,27 @@ pub fn run_command(w: &mut Worker, cmd: &Command, out: &Out) -> Result<String, S
             query,
             with_data,
             if_not_exists,
+            or_replace,
         } => {
             check_internal_name(name)?;
-            w.bump_at_end = true;
+            // The view's query runs with the creator's rights, now and at every refresh.
+            super::guard::check(
+                query,
+                crate::engine::StatementKind::Select,
+                w.superuser,
+                &w.shared.policy,
+            )?;
+            w.capture.bump_at_end = true;
             w.prepare_create(query)?;
+            if *or_replace
+                && ivm::is_materialized_view(&mut ConnSql(&w.conn), &display(name))
+                    .map_err(ivm_err)?
+            {
+                // Views that read it keep it from being replaced, as DROP without CASCADE.
+                ivm::drop_views(&mut ConnSql(&w.conn), &[display(name)], false, false)
+                    .map_err(ivm_err)?;
+                reload_matviews(w);
+            }
             let v = ivm::CreateView {
                 name: display(name),
                 columns: columns.clone(),
@@ -96,7 +120,6 @@ pub fn run_command(w: &mut Worker, cmd: &Command, out: &Out) -> Result<String, S
             w.shared
                 .matviews
                 .write()
-                .unwrap()
                 .insert(name.name.to_ascii_lowercase());
             reload_tracked(w);
             let tag = if *with_data {
@@ -110,16 +133,16 @@ pub fn run_command(w: &mut Worker, cmd: &Command, out: &Out) -> Result<String, S
             let mode = w.settings.get("duckmv.refresh_mode").unwrap_or_default();
             let mode = ivm::RefreshMode::parse(&mode).map_err(ivm_err)?;
             let tag = "REFRESH MATERIALIZED VIEW".to_string();
-            if *with_data && mode != ivm::RefreshMode::Full && w.refresh_is_noop(&name.name) {
+            let name = display(name);
+            if *with_data && mode != ivm::RefreshMode::Full && w.capture.refresh_is_noop(&name) {
                 return Ok(tag);
             }
-            let lock = w.shared.refresh_lock(&name.name);
-            let _guard = lock.lock().unwrap();
+            let lock = w.shared.refresh_lock(&name);
+            let _guard = lock.lock();
             let mut db = super::hot_sql::HotSql::new(&w.conn, &mut w.hot);
-            let o =
-                ivm::refresh_view_cached(&mut db, &w.shared.views, &name.name, *with_data, mode)
-                    .map_err(ivm_err)?;
-            w.after_refresh(&name.name, *with_data, o.downstream);
+            let o = ivm::refresh_view_cached(&mut db, &w.shared.views, &name, *with_data, mode)
+                .map_err(ivm_err)?;
+            w.capture.after_refresh(&name, *with_data, o.downstream);
             (o, tag)
         }
         Command::DropMatView {
@@ -134,8 +157,8 @@ pub fn run_command(w: &mut Worker, cmd: &Command, out: &Out) -> Result<String, S
             (o, "DROP MATERIALIZED VIEW".into())
         }
         Command::RenameMatView { name, new_name } => {
-            let o =
-                ivm::rename_view(&mut ConnSql(&w.conn), &name.name, new_name).map_err(ivm_err)?;
+            let o = ivm::rename_view(&mut ConnSql(&w.conn), &display(name), new_name)
+                .map_err(ivm_err)?;
             reload_matviews(w);
             (o, "ALTER MATERIALIZED VIEW".into())
         }
@@ -257,6 +280,13 @@ pub fn check_statement(
 
 /// Writes into a materialized view (42809) or into internal state (42501).
 pub fn check_writes(w: &Worker, text: &str) -> Result<(), SqlError> {
+    if let Some(n) = sql::replaced_relation(text).filter(|n| w.shared.is_matview(&n.name)) {
+        let mut e = SqlError::new("42809", format!("\"{}\" is a materialized view", n.name));
+        e.hint = Some(
+            "Use CREATE OR REPLACE MATERIALIZED VIEW, or DROP MATERIALIZED VIEW first.".into(),
+        );
+        return Err(e);
+    }
     for t in sql::write_targets(text) {
         check_internal_name(&t)?;
         if w.shared.is_matview(&t.name) {
@@ -301,7 +331,7 @@ pub fn reload_matviews(w: &mut Worker) {
     use ivm::Sql;
     // Compiled plans may belong to views that were just dropped, renamed or rolled back.
     w.shared.views.clear();
-    w.bump_at_end = true;
+    w.capture.bump_at_end = true;
     if let Ok(rows) = ConnSql(&w.conn).query("SELECT name FROM _duckmv.views") {
         w.shared.set_matviews(
             rows.into_iter()

@@ -8,8 +8,11 @@
 //! back-pressure: the worker waits while the client is slower than DuckDB.
 
 mod capture_lock;
+mod capture_txn;
 mod copy;
 mod exec;
+mod guard;
+mod guard_settings;
 mod hot_sql;
 mod ivm_bridge;
 pub mod reply;
@@ -22,13 +25,34 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
+pub use guard::Policy;
 pub use reply::{FieldDesc, Reply, SqlError, TxStatus};
 pub use shared::Shared;
 pub use worker::Worker;
 
 use crate::engine::{EngineError, Interrupter};
 
-type Job = Box<dyn FnOnce(&mut Worker) + Send>;
+type Job = Box<dyn FnOnce(&mut Worker, &Out) + Send>;
+
+/// What the client waits for at the end of a job: a ReadyForQuery (simple query, Sync), or only
+/// the job's own replies (extended-protocol messages, whose errors make the wire layer skip to
+/// Sync).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Ends {
+    Ready,
+    Replies,
+}
+
+struct Queued {
+    job: Job,
+    out: Out,
+    ends: Ends,
+}
+
+/// The session thread's stack. The parser and binder recurse once per nesting level of a
+/// statement; the server refuses statements nested deeper than `sql::depth::MAX_DEPTH`
+/// (SQLSTATE 54001), and what it accepts must fit here with room to spare.
+const SESSION_STACK: usize = 64 << 20;
 
 /// The sending side of a job's replies.
 pub struct Out(mpsc::Sender<Reply>);
@@ -41,9 +65,10 @@ impl Out {
     }
 }
 
-/// The async handle to a session's worker.
+/// The async handle to a session's worker. Dropping it (the connection ended, however) cancels
+/// what the worker runs or waits for; the worker then rolls back and releases everything.
 pub struct Session {
-    jobs: std::sync::mpsc::Sender<Job>,
+    jobs: std::sync::mpsc::Sender<Queued>,
     interrupter: Arc<Interrupter>,
 }
 
@@ -51,13 +76,14 @@ impl Session {
     pub fn start(shared: Arc<Shared>) -> Result<Session, EngineError> {
         let conn = shared.db.connect()?;
         let interrupter = conn.interrupter();
-        let (tx, rx) = std::sync::mpsc::channel::<Job>();
+        let (tx, rx) = std::sync::mpsc::channel::<Queued>();
         std::thread::Builder::new()
             .name("duckmv-session".into())
+            .stack_size(SESSION_STACK)
             .spawn(move || {
                 let mut w = Worker::new(conn, shared);
-                while let Ok(job) = rx.recv() {
-                    job(&mut w);
+                while let Ok(q) = rx.recv() {
+                    run_guarded(&mut w, q);
                 }
             })
             .map_err(|e| EngineError::internal(format!("could not start session thread: {e}")))?;
@@ -69,19 +95,52 @@ impl Session {
 
     /// Runs `f` on the worker thread; its replies arrive on the receiver,
     /// which closes when `f` returns.
-    pub fn run<F>(&self, f: F) -> mpsc::Receiver<Reply>
+    pub fn run<F>(&self, ends: Ends, f: F) -> mpsc::Receiver<Reply>
     where
         F: FnOnce(&mut Worker, &Out) + Send + 'static,
     {
         let (tx, rx) = mpsc::channel(8);
-        let out = Out(tx);
-        let _ = self.jobs.send(Box::new(move |w: &mut Worker| f(w, &out)));
+        let _ = self.jobs.send(Queued {
+            job: Box::new(f),
+            out: Out(tx),
+            ends,
+        });
         rx
     }
 
     /// Interrupts whatever the worker is running (cancel requests).
     pub fn interrupter(&self) -> Arc<Interrupter> {
         self.interrupter.clone()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // A worker blocked in DuckDB or waiting for the capture lock would otherwise hold its
+        // transaction, and what it registered, until that wait ended by itself.
+        self.interrupter.interrupt();
+    }
+}
+
+/// Runs one job; a panic in it ends the job, not the session or the server: the client gets
+/// XX000 (and ReadyForQuery if it waits for one) and the worker starts again from idle.
+fn run_guarded(w: &mut Worker, q: Queued) {
+    let Queued { job, out, ends } = q;
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(w, &out)));
+    let Err(panic) = r else { return };
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    tracing::error!("session job panicked: {what}");
+    w.recover_from_panic();
+    out.send(Reply::Error(SqlError::new(
+        "XX000",
+        format!("internal error: {what}"),
+    )));
+    if ends == Ends::Ready {
+        out.send(Reply::Ready(w.status()));
     }
 }
 

@@ -1,7 +1,7 @@
 //! The session worker: protocol-level behaviour of one client (simple and
 //! extended query, transactions), on the thread that owns its connection.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -41,29 +41,14 @@ pub struct Worker {
     pub(crate) copy_in: Option<super::copy::CopyIn>,
     watchdog: Option<super::timeout::Watchdog>,
     pub(crate) savepoints: super::savepoint::Savepoints,
-    session_id: u64,
-    /// Held while this transaction has written a table views read.
-    capture: Option<super::capture_lock::CaptureGuard>,
-    /// The capture lock's epoch before this transaction's first statement.
-    snapshot_epoch: Option<u64>,
-    /// The capture lock's count of ended writers before this transaction's first statement.
-    snapshot_writes: Option<u64>,
-    /// The connection's statement count right after this transaction's BEGIN: any later
-    /// statement made DuckDB take the snapshot.
-    begin_calls: u64,
-    /// Whether this transaction registered writes with the capture lock.
-    wrote: bool,
-    /// Whether it took the capture lock for inserts although a writer committed after its
-    /// snapshot (it may not update or delete tracked rows then).
-    stale_snapshot: bool,
-    /// Names a CREATE MATERIALIZED VIEW of this transaction announced.
-    creating: HashSet<String>,
-    /// Views this transaction refreshed before doing anything that could leave them work: marked
-    /// clean at `snapshot_epoch` if it commits (see `ivm::ViewCache`).
-    refreshed: Vec<String>,
-    /// Whether the capture epoch must move on when this transaction ends (it fed other views'
-    /// deltas, unpopulated a view, or changed materialized views).
-    pub(crate) bump_at_end: bool,
+    /// This transaction's part in the capture lock; released when the transaction or the
+    /// session ends.
+    pub(crate) capture: super::capture_txn::CaptureTxn,
+    /// The database name the client connected to: shown as the current database, and accepted
+    /// as the catalog part of three-part names.
+    pub(crate) database: String,
+    /// Whether the user who connected is a superuser (`--superuser`).
+    pub(crate) superuser: bool,
 }
 
 const ABORTED: &str =
@@ -77,7 +62,7 @@ impl Worker {
         Worker {
             hot: Default::default(),
             conn,
-            shared,
+            shared: shared.clone(),
             txn: Txn::Idle,
             statements: HashMap::new(),
             portals: HashMap::new(),
@@ -85,17 +70,29 @@ impl Worker {
             copy_in: None,
             watchdog: None,
             savepoints: Default::default(),
-            session_id: super::capture_lock::next_session_id(),
-            capture: None,
-            snapshot_epoch: None,
-            snapshot_writes: None,
-            begin_calls: 0,
-            wrote: false,
-            stale_snapshot: false,
-            creating: HashSet::new(),
-            refreshed: Vec::new(),
-            bump_at_end: false,
+            capture: super::capture_txn::CaptureTxn::new(shared),
+            database: String::new(),
+            superuser: false,
         }
+    }
+
+    /// A statement with the connected database dropped from three-part names (see
+    /// `compat::strip_connected_catalog`).
+    fn unqualify(&self, text: String) -> String {
+        crate::compat::strip_connected_catalog(&text, &self.database).unwrap_or(text)
+    }
+
+    /// Who connected: the database name becomes the session's current database.
+    pub fn identify(&mut self, user: String, database: String) {
+        self.superuser = self.shared.policy.superusers.contains(&user);
+        let set = format!(
+            "SET VARIABLE duckmv_database = '{}'",
+            database.replace('\'', "''")
+        );
+        if let Err(e) = self.conn.exec(&set) {
+            tracing::warn!("could not set the session's database name: {e}");
+        }
+        self.database = database;
     }
 
     pub fn status(&self) -> TxStatus {
@@ -119,7 +116,8 @@ impl Worker {
             out.send(Reply::Ready(self.status()));
             return;
         }
-        let commands: Vec<_> = stmts.iter().map(|s| sql::classify(s)).collect();
+        let stmts: Vec<String> = stmts.into_iter().map(|s| self.unqualify(s)).collect();
+        let commands: Vec<_> = stmts.iter().map(|s| analyse(s)).collect();
         let copy_in_at = commands
             .iter()
             .position(|c| matches!(c, Ok(Command::Copy(sql::copy::Copy::From { .. }))));
@@ -134,10 +132,7 @@ impl Worker {
         let several = stmts.len() > 1;
         tracing::debug!(txn = ?self.txn, "simple query: {text}");
         for (s, cmd) in stmts.iter().zip(commands) {
-            let result = match cmd {
-                Ok(cmd) => self.run_simple(s, cmd, several, out),
-                Err(e) => Err(SqlError::new("42601", e.0)),
-            };
+            let result = cmd.and_then(|cmd| self.run_simple(s, cmd, several, out));
             if let Err(e) = result {
                 tracing::debug!(txn = ?self.txn, "statement failed: {} {}", e.code, e.message);
                 out.send(Reply::Error(e));
@@ -209,8 +204,8 @@ impl Worker {
                     "cannot insert multiple commands into a prepared statement",
                 ));
             }
-            let body = stmts.into_iter().next().unwrap_or_default();
-            let cmd = sql::classify(&body).map_err(|e| SqlError::new("42601", e.0))?;
+            let body = self.unqualify(stmts.into_iter().next().unwrap_or_default());
+            let cmd = analyse(&body)?;
             if self.txn == Txn::Failed && !exec::is_transaction_control(&cmd) {
                 return Err(SqlError::new("25P02", ABORTED));
             }
@@ -418,173 +413,62 @@ impl Worker {
         self.release_capture_if_idle();
     }
 
-    /// Takes the capture lock before a statement writes `targets`, when a
-    /// view reads one of them (see capture_lock.rs for why). Called before
-    /// the statement touches DuckDB where possible, so that the snapshot of
-    /// a new transaction is taken after the previous writer committed.
+    /// Where the transaction stands, for the capture lock's checks.
+    fn txn_state(&self) -> super::capture_txn::TxnState {
+        super::capture_txn::TxnState {
+            open: self.txn != Txn::Idle,
+            calls: self.conn.calls(),
+        }
+    }
+
+    /// Takes the capture lock before a statement writes `targets` (see `capture_txn.rs`).
     pub(crate) fn lock_capture(
         &mut self,
         targets: &[String],
         insert_only: bool,
     ) -> Result<(), SqlError> {
-        use super::capture_lock::{acquire, Admission};
-        if targets.is_empty() {
-            return Ok(());
-        }
-        let lock = self.shared.capture_lock.clone();
-        let shared = self.shared.clone();
-        let tracked = |t: &str| shared.is_tracked(t);
-        // A transaction that took the lock for inserts with a snapshot older than the previous
-        // holder's commit may not go on to update or delete tracked rows.
-        if self.stale_snapshot && !insert_only && targets.iter().any(|t| tracked(t)) {
-            return Err(SqlError::new(
-                "40001",
-                "could not serialize access due to concurrent update",
-            ));
-        }
-        match lock.admit(self.session_id, targets, self.capture.is_some(), tracked) {
-            Admission::Write => {}
-            Admission::Deadlock => return Err(SqlError::new(
-                "40P01",
-                "deadlock detected: a materialized view being created waits for this transaction",
-            )),
-            Admission::Lock => {
-                let int = self.conn.interrupter();
-                let _ = int.take_interrupted(); // a cancel of an earlier statement
-                let snapshot = if self.txn == Txn::Idle {
-                    None
-                } else {
-                    self.snapshot_epoch
-                };
-                // Adding rows cannot touch a row another writer changed: inserts go on with an
-                // old snapshot, and only a later update or delete in this transaction fails.
-                let check = if insert_only { None } else { snapshot };
-                self.capture = Some(acquire(&lock, self.session_id, check, &int)?);
-                self.stale_snapshot = insert_only && snapshot.is_some_and(|e| e != lock.epoch());
-                lock.admit(self.session_id, targets, true, tracked);
-            }
-        }
-        self.wrote = true;
-        Ok(())
+        let (txn, int) = (self.txn_state(), self.conn.interrupter());
+        self.capture
+            .lock_for_writes(targets, insert_only, txn, &int)
     }
 
-    /// Whether REFRESH of `name` has nothing to do: a committed refresh left it with nothing
-    /// pending at the capture epoch this transaction started from, and this transaction has not
-    /// written anything a view reads since.
-    pub(crate) fn refresh_is_noop(&self, name: &str) -> bool {
-        !self.wrote
-            && !self.bump_at_end
-            && self
-                .snapshot_epoch
-                .is_some_and(|e| self.shared.views.is_clean(name, e))
-    }
-
-    /// After a REFRESH ran: remember the view for marking at commit, or that the epoch must move.
-    pub(crate) fn after_refresh(&mut self, name: &str, with_data: bool, fed_others: bool) {
-        if with_data && !self.wrote && !self.bump_at_end {
-            self.refreshed.push(name.to_string());
-        }
-        if fed_others || !with_data {
-            self.bump_at_end = true;
-        }
-    }
-
-    /// Called before a statement reaches DuckDB: the first one of a
-    /// transaction fixes its snapshot.
+    /// Called before a statement reaches DuckDB: the first one of a transaction fixes its
+    /// snapshot.
     pub(crate) fn note_snapshot(&mut self) {
-        if self.txn != Txn::Idle && self.snapshot_epoch.is_none() {
-            self.snapshot_epoch = Some(self.shared.capture_lock.epoch());
-            self.snapshot_writes = Some(self.shared.capture_lock.writes_ended());
-        }
+        self.capture.note_snapshot(self.txn != Txn::Idle);
     }
 
     /// Right after BEGIN reached DuckDB.
     fn note_begin(&mut self) {
-        self.begin_calls = self.conn.calls();
+        self.capture.note_begin(self.conn.calls());
     }
 
-    /// Frees the capture lock once no transaction is open.
+    /// Ends the capture bookkeeping of a transaction once none is open.
     fn release_capture_if_idle(&mut self) {
         if self.txn == Txn::Idle {
-            let lock = &self.shared.capture_lock;
-            let refreshed = std::mem::take(&mut self.refreshed);
-            if let Some(e) = self.snapshot_epoch {
-                for name in refreshed {
-                    self.shared.views.mark_clean(&name, e);
-                }
-            }
-            if self.bump_at_end {
-                lock.bump();
-                self.bump_at_end = false;
-            }
-            if self.wrote {
-                lock.forget_writes(self.session_id);
-                self.wrote = false;
-            }
-            if !self.creating.is_empty() {
-                lock.stop_creating(&self.creating);
-                self.creating.clear();
-            }
-            self.capture = None;
-            self.stale_snapshot = false;
-            self.snapshot_epoch = None;
-            self.snapshot_writes = None;
+            self.capture.end();
         }
     }
 
-    /// Before CREATE MATERIALIZED VIEW reads its sources: writers of the
-    /// names its query mentions start queueing on the capture lock, and
-    /// transactions that already wrote one of them are waited for. Until
-    /// this transaction ends, the view's sources cannot change uncaptured.
+    /// Before CREATE MATERIALIZED VIEW reads its sources (see `CaptureTxn::prepare_create`).
     pub(crate) fn prepare_create(&mut self, query: &str) -> Result<(), SqlError> {
-        let names: HashSet<String> = sql::lex::tokenize(query)
-            .into_iter()
-            .filter(|t| matches!(t.kind, sql::lex::Tok::Word | sql::lex::Tok::Ident))
-            .map(|t| t.text.to_ascii_lowercase())
-            .collect();
-        let lock = self.shared.capture_lock.clone();
-        lock.start_creating(&names);
-        self.creating.extend(names.iter().cloned());
-        let int = self.conn.interrupter();
-        let _ = int.take_interrupted();
-        // Whether DuckDB already took this transaction's snapshot (at an earlier statement).
-        let snapshot_taken = self.txn != Txn::Idle && self.conn.calls() > self.begin_calls;
-        if self.capture.is_none() {
-            let snapshot = self.snapshot_epoch.filter(|_| snapshot_taken);
-            self.capture = Some(super::capture_lock::acquire(
-                &lock,
-                self.session_id,
-                snapshot,
-                &int,
-            )?);
-        }
-        lock.wait_for_writers(self.session_id, &names, &int)?;
-        if !snapshot_taken {
-            // The snapshot comes after the waits: it sees everything they waited for.
-            if self.txn != Txn::Idle {
-                self.snapshot_epoch = Some(lock.epoch());
-                self.snapshot_writes = Some(lock.writes_ended());
-            }
-            return Ok(());
-        }
-        // Rows that writers of these tables committed since the snapshot are invisible to the
-        // view's first population and were never captured.
-        if self
-            .snapshot_writes
-            .is_some_and(|since| lock.written_since(&names, since))
-        {
-            let mut e = SqlError::new(
-                "40001",
-                "could not serialize access: a table this materialized view reads was \
-                 written after this transaction's snapshot",
-            );
-            e.hint = Some(
-                "Create the view in a new transaction, or before the transaction's first query."
-                    .into(),
-            );
-            return Err(e);
-        }
-        Ok(())
+        let (txn, int) = (self.txn_state(), self.conn.interrupter());
+        self.capture.prepare_create(query, txn, &int)
+    }
+
+    /// After a job panicked: whatever it left half done is undone — the DuckDB transaction
+    /// rolled back, streams and COPY dropped, the capture lock and registrations released — so
+    /// the session can go on from a clean, idle state.
+    pub(crate) fn recover_from_panic(&mut self) {
+        let _ = self.conn.exec("ROLLBACK");
+        self.txn = Txn::Idle;
+        self.portals.clear();
+        self.copy_in = None;
+        self.savepoints.reset();
+        self.capture.forget_refreshes();
+        self.capture.bump_at_end = true;
+        self.release_capture_if_idle();
+        super::ivm_bridge::reload_matviews(self);
     }
 
     fn begin_implicit(&mut self) -> Result<(), SqlError> {
@@ -620,7 +504,7 @@ impl Worker {
 
     /// Caches that mirror catalog state may hold rolled-back changes.
     fn after_rollback(&mut self) {
-        self.refreshed.clear();
+        self.capture.forget_refreshes();
         super::ivm_bridge::reload_matviews(self);
     }
 
@@ -822,12 +706,36 @@ impl Worker {
     }
 }
 
+/// What a statement is, or why the server will not run it: nested too deeply to analyse
+/// safely (54001), or malformed (42601).
+fn analyse(text: &str) -> Result<Command, SqlError> {
+    if sql::depth::too_deep(text) {
+        let mut e = SqlError::new("54001", "stack depth limit exceeded");
+        e.hint = Some(format!(
+            "Statements may nest at most {} levels of parentheses.",
+            sql::depth::MAX_DEPTH
+        ));
+        return Err(e);
+    }
+    sql::classify(text).map_err(|e| SqlError::new("42601", e.0))
+}
+
 /// Statements that change table data.
 fn is_write(text: &str) -> bool {
     matches!(
         sql::lex::leading_words(text, 1).first().map(String::as_str),
         Some("INSERT" | "UPDATE" | "DELETE" | "MERGE" | "TRUNCATE" | "COPY" | "WITH")
     )
+}
+
+/// A session that ends with a transaction open rolls it back before its capture registrations
+/// are released (field drops follow this), so no writer waiting on them sees a half-ended one.
+impl Drop for Worker {
+    fn drop(&mut self) {
+        if self.txn != Txn::Idle {
+            let _ = self.conn.exec("ROLLBACK");
+        }
+    }
 }
 
 pub(crate) fn pick_format(codes: &[i16], i: usize) -> Format {
