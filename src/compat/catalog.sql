@@ -26,6 +26,9 @@ CREATE OR REPLACE MACRO duckmv._nsp_name(s) AS CASE WHEN s = 'main' THEN 'public
 CREATE OR REPLACE MACRO duckmv._nsp_oid(s, o) AS CASE WHEN s = 'main' THEN 2200 ELSE o END::INTEGER;
 CREATE OR REPLACE MACRO duckmv._hidden(s) AS s IN ('_duckmv', 'duckmv', 'pg_catalog', 'information_schema');
 CREATE OR REPLACE MACRO duckmv._user_db(d) AS d = current_database();
+-- The database name a client sees: the one it connected to (each session sets the variable),
+-- never the internal catalog name the file is attached under.
+CREATE OR REPLACE MACRO duckmv._client_db() AS coalesce(getvariable('duckmv_database'), current_database());
 
 -- DuckDB type (duckdb_columns().data_type) -> PostgreSQL type OID. Must agree
 -- with src/types/oid.rs, which picks the OIDs of result columns on the wire.
@@ -387,7 +390,7 @@ CREATE OR REPLACE VIEW duckmv.pg_shdescription AS
 SELECT 0 AS objoid, 0 AS classoid, NULL::VARCHAR AS description WHERE false;
 
 CREATE OR REPLACE VIEW duckmv.pg_database AS
-SELECT database_oid::INTEGER AS oid, database_name AS datname, 10 AS datdba, 6 AS encoding, 'c' AS datlocprovider,
+SELECT database_oid::INTEGER AS oid, duckmv._client_db() AS datname, 10 AS datdba, 6 AS encoding, 'c' AS datlocprovider,
        false AS datistemplate, true AS datallowconn, -1 AS datconnlimit, 0 AS datfrozenxid, 0 AS datminmxid,
        1663 AS dattablespace, 'C' AS datcollate, 'C' AS datctype, NULL::VARCHAR AS daticulocale,
        NULL::VARCHAR AS daticurules, NULL::VARCHAR AS datcollversion, NULL::VARCHAR[] AS datacl
@@ -644,7 +647,7 @@ CREATE OR REPLACE MACRO duckmv.regrole_out(o) AS CASE WHEN o = 10 THEN '{{role}}
 CREATE OR REPLACE MACRO duckmv.regproc_in(r) AS regexp_replace(trim(r::VARCHAR), '^pg_catalog\.', '');
 
 CREATE OR REPLACE VIEW duckmv.pg_stat_activity AS
-SELECT (SELECT oid FROM duckmv.pg_database) AS datid, current_database() AS datname, duckmv.pg_backend_pid() AS pid,
+SELECT (SELECT oid FROM duckmv.pg_database) AS datid, duckmv._client_db() AS datname, duckmv.pg_backend_pid() AS pid,
        10 AS usesysid, '{{role}}' AS usename, '' AS application_name, NULL::VARCHAR AS client_addr,
        -1 AS client_port, NULL::TIMESTAMPTZ AS backend_start, NULL::TIMESTAMPTZ AS query_start,
        'active' AS state, current_query() AS query, 'client backend' AS backend_type;
@@ -679,13 +682,13 @@ FROM duckmv._indexes i JOIN duckmv.pg_namespace n ON n.oid = duckmv._nsp_oid(i.s
 -- ------------------------------------------------------ information_schema
 
 CREATE OR REPLACE VIEW duckmv.information_schema_schemata AS
-SELECT current_database() AS catalog_name, nspname AS schema_name, '{{role}}' AS schema_owner,
+SELECT duckmv._client_db() AS catalog_name, nspname AS schema_name, '{{role}}' AS schema_owner,
        NULL::VARCHAR AS default_character_set_catalog, NULL::VARCHAR AS default_character_set_schema,
        NULL::VARCHAR AS default_character_set_name, NULL::VARCHAR AS sql_path
 FROM duckmv.pg_namespace;
 
 CREATE OR REPLACE VIEW duckmv.information_schema_tables AS
-SELECT current_database() AS table_catalog, n.nspname AS table_schema, c.relname AS table_name,
+SELECT duckmv._client_db() AS table_catalog, n.nspname AS table_schema, c.relname AS table_name,
        CASE c.relkind WHEN 'v' THEN 'VIEW' ELSE 'BASE TABLE' END AS table_type,
        NULL::VARCHAR AS self_referencing_column_name, NULL::VARCHAR AS reference_generation,
        NULL::VARCHAR AS user_defined_type_catalog, NULL::VARCHAR AS user_defined_type_schema,
@@ -704,7 +707,7 @@ JOIN duckmv._relations c ON c.relname = t.table_name AND c.relkind = 'v'
 WHERE t.table_type = 'VIEW';
 
 CREATE OR REPLACE VIEW duckmv.information_schema_columns AS
-SELECT current_database() AS table_catalog, n.nspname AS table_schema, r.relname AS table_name,
+SELECT duckmv._client_db() AS table_catalog, n.nspname AS table_schema, r.relname AS table_name,
        a.attname AS column_name, a.attnum::INTEGER AS ordinal_position, a.column_default,
        CASE WHEN a.attnotnull THEN 'NO' ELSE 'YES' END AS is_nullable,
        CASE WHEN t.typcategory = 'A' THEN 'ARRAY' WHEN t.typtype = 'e' THEN 'USER-DEFINED' ELSE t.fmt END AS data_type,
@@ -719,7 +722,7 @@ SELECT current_database() AS table_catalog, n.nspname AS table_schema, r.relname
        NULL::VARCHAR AS character_set_catalog, NULL::VARCHAR AS character_set_schema,
        NULL::VARCHAR AS character_set_name, NULL::VARCHAR AS collation_catalog, NULL::VARCHAR AS collation_schema,
        NULL::VARCHAR AS collation_name, NULL::VARCHAR AS domain_catalog, NULL::VARCHAR AS domain_schema,
-       NULL::VARCHAR AS domain_name, current_database() AS udt_catalog, 'pg_catalog' AS udt_schema,
+       NULL::VARCHAR AS domain_name, duckmv._client_db() AS udt_catalog, 'pg_catalog' AS udt_schema,
        t.typname AS udt_name, NULL::VARCHAR AS scope_catalog, NULL::VARCHAR AS scope_schema,
        NULL::VARCHAR AS scope_name, NULL::INTEGER AS maximum_cardinality, a.attnum::VARCHAR AS dtd_identifier,
        'NO' AS is_self_referencing, 'NO' AS is_identity, NULL::VARCHAR AS identity_generation,
@@ -732,16 +735,16 @@ JOIN duckmv.pg_namespace n ON n.oid = r.relnamespace
 LEFT JOIN duckmv._types t ON t.oid = a.atttypid;
 
 CREATE OR REPLACE VIEW duckmv.information_schema_table_constraints AS
-SELECT current_database() AS constraint_catalog, n.nspname AS constraint_schema, c.conname AS constraint_name,
-       current_database() AS table_catalog, n.nspname AS table_schema, r.relname AS table_name,
+SELECT duckmv._client_db() AS constraint_catalog, n.nspname AS constraint_schema, c.conname AS constraint_name,
+       duckmv._client_db() AS table_catalog, n.nspname AS table_schema, r.relname AS table_name,
        CASE c.contype WHEN 'p' THEN 'PRIMARY KEY' WHEN 'u' THEN 'UNIQUE' WHEN 'f' THEN 'FOREIGN KEY' ELSE 'CHECK' END AS constraint_type,
        'NO' AS is_deferrable, 'NO' AS initially_deferred, 'YES' AS enforced, NULL::VARCHAR AS nulls_distinct
 FROM duckmv._constraints c JOIN duckmv._relations r ON r.oid = c.conrelid
 JOIN duckmv.pg_namespace n ON n.oid = r.relnamespace;
 
 CREATE OR REPLACE VIEW duckmv.information_schema_key_column_usage AS
-SELECT current_database() AS constraint_catalog, n.nspname AS constraint_schema, k.conname AS constraint_name,
-       current_database() AS table_catalog, n.nspname AS table_schema, r.relname AS table_name,
+SELECT duckmv._client_db() AS constraint_catalog, n.nspname AS constraint_schema, k.conname AS constraint_name,
+       duckmv._client_db() AS table_catalog, n.nspname AS table_schema, r.relname AS table_name,
        a.attname AS column_name, k.pos::INTEGER AS ordinal_position, NULL::INTEGER AS position_in_unique_constraint
 FROM (SELECT conname, conrelid, unnest(conkey) AS attnum, unnest(range(1, len(conkey) + 1)) AS pos
       FROM duckmv._constraints WHERE contype IN ('p', 'u', 'f')) k

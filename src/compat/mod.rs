@@ -7,11 +7,13 @@
 //! `public.x`, regclass casts, `OPERATOR(...)`) is rewritten per statement
 //! by `rewrite`.
 
+mod catalog_names;
 mod rewrite;
 mod settings;
 mod settings_catalog;
 mod storage;
 
+pub use catalog_names::strip_connected_catalog;
 pub use settings::Settings;
 
 use crate::engine::{Conn, EngineError};

@@ -19,7 +19,7 @@
 //!   oid (`duckmv.regclass_in('t')`), anything else is an oid shown as a
 //!   name (`duckmv.regclass_out(c.oid)`);
 //! - `current_setting('x')` for PostgreSQL's parameters, `current_schema`,
-//!   `current_schemas(...)` and `version()` answer as PostgreSQL would.
+//!   `current_schemas(...)`, `current_database()` and `version()` answer as PostgreSQL would.
 
 use crate::sql::lex::{tokenize, Tok, Token};
 
@@ -144,6 +144,8 @@ const TRIGGERS: &[&str] = &[
     "regrole",
     "current_setting",
     "current_schema",
+    "current_database",
+    "current_catalog",
     "version",
     "json_build_object",
     "::oid",
@@ -706,6 +708,23 @@ fn function(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Option<usize> {
                 start: t.start,
                 end,
                 text: "duckmv.pg_current_schema()".into(),
+            });
+            Some(i + 1)
+        }
+        // The database the client connected to, not the internal catalog name.
+        "current_database" if call && toks.get(i + 2).is_some_and(|n| n.is_punct(")")) => {
+            edits.push(Edit {
+                start: t.start,
+                end: toks[i + 2].end,
+                text: "duckmv._client_db()".into(),
+            });
+            Some(i + 3)
+        }
+        "current_catalog" if !call => {
+            edits.push(Edit {
+                start: t.start,
+                end: t.end,
+                text: "duckmv._client_db()".into(),
             });
             Some(i + 1)
         }
