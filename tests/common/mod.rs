@@ -72,8 +72,26 @@ impl TestServer {
         Self::launch(db_path.as_ref(), Config::Env, None)
     }
 
+    /// Starts the server as a user would: in working directory `cwd` with exactly `args` (no
+    /// `--listen`, no `--database` unless given), nothing from `DUCKMV_*` in the environment.
+    pub fn start_exact(cwd: &Path, args: &[&str]) -> TestServer {
+        Self::launch(
+            &cwd.join("duckmv.duckdb"),
+            Config::Exact {
+                cwd: cwd.to_path_buf(),
+                args: args.iter().map(|a| a.to_string()).collect(),
+            },
+            None,
+        )
+    }
+
     fn launch(db: &Path, config: Config, dir: Option<TempDir>) -> TestServer {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_duckmv"));
+        for (k, _) in std::env::vars() {
+            if k.starts_with("DUCKMV_") && k != "DUCKMV_TEST_LOG" {
+                cmd.env_remove(k);
+            }
+        }
         // Never let the developer's environment reconfigure the server.
         cmd.env_remove("DUCKMV_LISTEN")
             .env_remove("DUCKMV_DATABASE");
@@ -94,6 +112,9 @@ impl TestServer {
                     .arg("--database")
                     .arg(db)
                     .args(extra);
+            }
+            Config::Exact { cwd, args } => {
+                cmd.current_dir(cwd).args(args);
             }
         }
         // Plain text logs: the readiness line is parsed below.
@@ -319,6 +340,11 @@ enum Config {
     Env,
     /// Flags, plus these extra arguments.
     Args(Vec<String>),
+    /// Exactly these arguments, in this working directory.
+    Exact {
+        cwd: PathBuf,
+        args: Vec<String>,
+    },
 }
 
 /// Extracts the address from a line such as
