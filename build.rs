@@ -1,0 +1,129 @@
+//! Compiles a fix for a memory-corruption bug in the bundled DuckDB 2.0.0 and links it in place of
+//! the faulty code.
+//!
+//! The bug: `RowIdColumnData::Filter` (src/storage/table/row_id_column_data.cpp) hands a table
+//! filter on the `rowid` column the number of *selected* rows as the vector's size, while the
+//! selection's indexes run over the whole vector. The bloom-filter executor that a hash join pushes
+//! into a scan sizes its hash buffer by that number and then writes hashes at the selection's
+//! indexes — past the end of the buffer. It happens whenever a join on `rowid` (DuckDB's late
+//! materialization of `ORDER BY … LIMIT`, `WHERE rowid IN (SELECT …)`, duckmv's MERGE rewrite)
+//! probes a row group that has deleted rows or another filter applied first. Minimal SQL (heap
+//! corruption under valgrind or AddressSanitizer; glibc aborts with "malloc(): invalid size" sooner
+//! or later):
+//!
+//! ```sql
+//! CREATE TABLE t AS SELECT range AS id, range % 10 AS k FROM range(100000);
+//! DELETE FROM t WHERE id % 3 = 0;
+//! SELECT count(*) FROM t WHERE rowid IN (SELECT rowid FROM t WHERE k = 1 LIMIT 5000);
+//! ```
+//!
+//! The fix passes the vector's full size. libduckdb-sys compiles DuckDB in unity files; the one that
+//! holds row_id_column_data.cpp is compiled again here, with the one-line change and the same
+//! flags, into an archive linked whole before libduckdb's: its definitions are present first, so
+//! the linker never takes the faulty member from libduckdb's archive. An upgrade of the bundled
+//! DuckDB fails this build until the fix is looked at again.
+
+use std::path::{Path, PathBuf};
+
+/// The statement to change, and what it becomes.
+const FAULTY: &str = "ColumnSegment::FilterSelection(sel, result, filter_state, count, count);";
+const FIXED: &str = "ColumnSegment::FilterSelection(sel, result, filter_state, max_count, count);";
+/// The unity file of libduckdb-sys that holds the faulty file, and that file.
+const UNITY: &str = "ub_src_storage_table.cpp";
+const FILE: &str = "src/storage/table/row_id_column_data.cpp";
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    // libduckdb-sys publishes <sources>/duckdb/src/include.
+    let include = PathBuf::from(
+        std::env::var("DEP_DUCKDB_INCLUDE").expect("libduckdb-sys publishes DEP_DUCKDB_INCLUDE"),
+    );
+    let duckdb = include
+        .parent()
+        .and_then(Path::parent)
+        .expect("include dir is <sources>/duckdb/src/include")
+        .to_path_buf();
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+
+    let original = std::fs::read_to_string(duckdb.join(FILE)).expect("read the DuckDB source");
+    assert_eq!(
+        original.matches(FAULTY).count(),
+        1,
+        "the bundled DuckDB changed {FILE}: check whether the rowid filter fix still applies"
+    );
+    let fixed_file = out.join("row_id_column_data.cpp");
+    std::fs::write(&fixed_file, original.replace(FAULTY, FIXED)).unwrap();
+
+    // The unity file again, with the fixed file in place of the original.
+    let unity = std::fs::read_to_string(duckdb.join(UNITY)).expect("read the DuckDB unity file");
+    let mut patched = String::new();
+    let mut replaced = false;
+    for line in unity.lines() {
+        let included = line
+            .trim()
+            .strip_prefix("#include \"")
+            .and_then(|l| l.strip_suffix('"'));
+        match included {
+            Some(FILE) => {
+                patched.push_str(&format!("#include \"{}\"\n", fixed_file.display()));
+                replaced = true;
+            }
+            Some(path) => {
+                patched.push_str(&format!("#include \"{}\"\n", duckdb.join(path).display()))
+            }
+            None => patched.push_str(&format!("{line}\n")),
+        }
+    }
+    assert!(replaced, "{UNITY} no longer includes {FILE}");
+    let patched_unity = out.join(UNITY);
+    std::fs::write(&patched_unity, patched).unwrap();
+
+    // The flags libduckdb-sys's bundled build uses (build_bundled_cc.rs), for the extensions
+    // duckmv enables (core_functions always, json by feature).
+    let mut build = cc::Build::new();
+    build
+        .cpp(true)
+        .file(&patched_unity)
+        .include(&duckdb)
+        .define("DUCKDB_EXTENSION_CORE_FUNCTIONS_LINKED", Some("1"))
+        .define("DUCKDB_EXTENSION_JSON_LINKED", Some("1"))
+        .define("DUCKDB_EXTENSION_AUTOINSTALL_DEFAULT", "1")
+        .define("DUCKDB_EXTENSION_AUTOLOAD_DEFAULT", "1")
+        .define("NDEBUG", None)
+        .flag_if_supported("-std=c++17")
+        .warnings(false)
+        .flag_if_supported("-w")
+        .opt_level(3)
+        .cargo_metadata(false);
+    for dir in include_dirs(&duckdb) {
+        build.include(duckdb.join(dir));
+    }
+    build.compile("duckmv_duckdb_fixes");
+    println!("cargo:rustc-link-search=native={}", out.display());
+    println!("cargo:rustc-link-lib=static:+whole-archive=duckmv_duckdb_fixes");
+}
+
+/// The include directories of DuckDB's base and of the linked extensions, from its manifest.
+fn include_dirs(duckdb: &Path) -> Vec<String> {
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(duckdb.join("manifest.json")).expect("read DuckDB's manifest"),
+    )
+    .expect("parse DuckDB's manifest");
+    let dirs = |v: &serde_json::Value| -> Vec<String> {
+        v["include_dirs"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|d| d.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut all = dirs(&manifest["base"]);
+    for ext in ["core_functions", "json"] {
+        all.extend(dirs(&manifest["extensions"][ext]));
+    }
+    all.sort();
+    all.dedup();
+    all
+}
