@@ -35,6 +35,47 @@ async fn copy_to_sends_one_row_per_message() {
     assert_eq!(texts, ["1\tx\n", "2\ty\n", "3\t\\N\n"]);
 }
 
+/// COPY FROM STDIN over the extended protocol (tokio-postgres pipelines a Sync after Execute and
+/// sends another after CopyDone), alone and inside a transaction that goes on after it, into a
+/// table a view reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_in_over_the_extended_protocol_completes() {
+    use futures::SinkExt;
+    let server = TestServer::start();
+    let c = server.client().await;
+    c.batch_execute(
+        "create table t (a int, b text);
+         create materialized view tv as select count(*) as n, sum(a) as s from t",
+    )
+    .await
+    .unwrap();
+    let copy = |body: &'static str| {
+        let c = &c;
+        async move {
+            let sink = c.copy_in("COPY t FROM STDIN").await?;
+            let mut sink = Box::pin(sink);
+            sink.send(bytes::Bytes::from(body)).await?;
+            sink.as_mut().finish().await
+        }
+    };
+    let n = tokio::time::timeout(std::time::Duration::from_secs(10), copy("1\tx\n2\ty\n"))
+        .await
+        .expect("COPY FROM STDIN did not complete")
+        .unwrap();
+    assert_eq!(n, 2);
+    c.batch_execute("BEGIN").await.unwrap();
+    let n = tokio::time::timeout(std::time::Duration::from_secs(10), copy("3\tz\n"))
+        .await
+        .expect("COPY FROM STDIN in a transaction did not complete")
+        .unwrap();
+    assert_eq!(n, 1);
+    c.batch_execute("INSERT INTO t VALUES (4, 'w'); COMMIT; REFRESH MATERIALIZED VIEW tv")
+        .await
+        .unwrap();
+    assert_eq!(count(&c, "select n::bigint from tv").await, 4);
+    assert_eq!(count(&c, "select s::bigint from tv").await, 10);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oid_values_are_typed_oid() {
     let server = TestServer::start();

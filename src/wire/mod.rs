@@ -213,11 +213,16 @@ where
             }
             Reply::CopyInResponse(n) => {
                 client.set_state(PgWireConnectionState::CopyInProgress(extended));
-                PgWireBackendMessage::CopyInResponse(CopyInResponse::new(
+                let msg = PgWireBackendMessage::CopyInResponse(CopyInResponse::new(
                     0,
                     n,
                     vec![0; n.max(0) as usize],
-                ))
+                ));
+                // The client sends its data only once it has this; over the extended protocol
+                // no Sync follows that would flush it (the one pipelined after Execute is
+                // ignored during the copy).
+                client.send(msg).await?;
+                continue;
             }
             Reply::CopyOutResponse(n) => PgWireBackendMessage::CopyOutResponse(
                 CopyOutResponse::new(0, n, vec![0; n.max(0) as usize]),
