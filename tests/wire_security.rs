@@ -26,7 +26,10 @@ async fn connect(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn passwords_are_checked_with_each_method() {
     for method in ["scram-sha-256", "md5", "password"] {
-        let server = TestServer::start_with_args(&["--auth", method, "--user", "alice:s3cret"]);
+        let server = TestServer::start_with_args_env(
+            &["--auth", method],
+            &[("DUCKMV_USERS", "alice:s3cret,bob:x:y")],
+        );
         let c = connect(&server, "alice", "s3cret")
             .await
             .unwrap_or_else(|e| panic!("{method}: {e}"));

@@ -78,6 +78,13 @@ pub fn sqlstate_for(message: &str, kind: u32) -> &'static str {
     if has("has not been populated") {
         return "55000";
     }
+    // A session tried to change a setting DuckDB holds only server-wide (see session/guard.rs).
+    if has("can only be set globally")
+        || has("cannot be set locally")
+        || has("cannot be reset locally")
+    {
+        return "42501";
+    }
     match class {
         "Parser" | "Syntax" => "42601",
         "Catalog" => {

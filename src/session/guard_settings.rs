@@ -74,6 +74,12 @@ pub fn scope(
         return Ok(None);
     };
     let name = name_tok.text.to_ascii_lowercase();
+    if matches!(name.as_str(), "schema" | "search_path") && names_internal_schema(sql, toks, i) {
+        return Err(denied(
+            &name,
+            "it would point unqualified names at duckmv's internal objects",
+        ));
+    }
     if superuser {
         return Ok(None);
     }
@@ -98,6 +104,25 @@ pub fn scope(
             format!("SET SESSION {} = {value}", quote(&name))
         }
     }))
+}
+
+/// Whether the value after the setting name at `i` names `_duckmv`, or puts `duckmv` first.
+fn names_internal_schema(sql: &str, toks: &[Token], i: usize) -> bool {
+    let Some(start) = toks.get(i + 1).map(|t| t.start) else {
+        return false;
+    };
+    let value = sql[start..].to_ascii_lowercase();
+    let value = value.trim_start_matches(|c: char| c == '=' || c.is_whitespace());
+    let value = value
+        .strip_prefix("to")
+        .map(str::trim_start)
+        .unwrap_or(value);
+    let first = value
+        .trim_start_matches(['\'', '"'])
+        .split([',', '\'', '"', ' '])
+        .next()
+        .unwrap_or("");
+    value.contains("_duckmv") || first == "duckmv"
 }
 
 fn quote(name: &str) -> String {
@@ -151,5 +176,14 @@ mod tests {
         );
         assert_eq!(scoped("SET VARIABLE x = 1", false), Ok(None));
         assert_eq!(scoped("SET GLOBAL threads = 1", true), Ok(None));
+        assert_eq!(scoped("SET schema = '_duckmv'", true), Err("42501".into()));
+        assert_eq!(
+            scoped("SET search_path = 'duckmv,main'", false),
+            Err("42501".into())
+        );
+        assert_eq!(
+            scoped("SET search_path = 'main,duckmv'", false),
+            Ok(Some("SET SESSION \"search_path\" = 'main,duckmv'".into()))
+        );
     }
 }
