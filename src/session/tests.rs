@@ -1,0 +1,73 @@
+//! The session worker in process: a panicking job ends that job only.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::*;
+use crate::engine::Database;
+
+fn shared() -> Arc<Shared> {
+    let db = Database::open(":memory:").unwrap();
+    let shared = Arc::new(Shared::new(db, Policy::default(), std::env::temp_dir()));
+    bootstrap(&shared).unwrap();
+    shared
+}
+
+/// Everything a job replied, in order.
+fn replies(mut rx: tokio::sync::mpsc::Receiver<Reply>) -> Vec<Reply> {
+    let mut out = Vec::new();
+    while let Some(r) = rx.blocking_recv() {
+        out.push(r);
+    }
+    out
+}
+
+fn simple(s: &Session, sql: &'static str) -> Vec<Reply> {
+    replies(s.run(Ends::Ready, move |w, out| w.simple_query(sql, out)))
+}
+
+fn error_codes(rs: &[Reply]) -> Vec<String> {
+    rs.iter()
+        .filter_map(|r| match r {
+            Reply::Error(e) => Some(e.code.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_panicking_job_answers_xx000_and_releases_what_it_held() {
+    let shared = shared();
+    let a = Session::start(shared.clone()).unwrap();
+    let b = Session::start(shared.clone()).unwrap();
+    let setup = simple(
+        &a,
+        "CREATE TABLE t (k INT); CREATE MATERIALIZED VIEW v AS SELECT k, count(*) AS n FROM t GROUP BY k",
+    );
+    assert!(error_codes(&setup).is_empty());
+    // The job takes the capture lock inside a transaction, then panics.
+    let rs = replies(a.run(Ends::Ready, |w, out| {
+        w.simple_query("BEGIN; INSERT INTO t VALUES (1)", out);
+        panic!("injected");
+    }));
+    assert_eq!(error_codes(&rs), ["XX000"]);
+    assert!(
+        matches!(rs.last(), Some(Reply::Ready(TxStatus::Idle))),
+        "{rs:?}"
+    );
+    // Another session writes at once: the lock was released, the transaction rolled back.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rs = simple(&b, "INSERT INTO t VALUES (2)");
+        let _ = tx.send(rs);
+    });
+    let rs = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("a writer waited for the panicked session's lock");
+    assert!(error_codes(&rs).is_empty(), "{rs:?}");
+    // The panicked session goes on, and sees only the other session's row.
+    let rs = simple(&a, "SELECT count(*) FROM t");
+    assert!(error_codes(&rs).is_empty(), "{rs:?}");
+    let rows: Vec<&Reply> = rs.iter().filter(|r| matches!(r, Reply::Rows(..))).collect();
+    assert_eq!(rows.len(), 1);
+}
