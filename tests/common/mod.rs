@@ -55,6 +55,15 @@ impl TestServer {
         Self::launch(db_path.as_ref(), Config::Flags, None)
     }
 
+    /// Starts a server on the given database path with extra command-line flags.
+    pub fn start_on_with_args(db_path: impl AsRef<Path>, args: &[&str]) -> TestServer {
+        Self::launch(
+            db_path.as_ref(),
+            Config::Args(args.iter().map(|a| a.to_string()).collect()),
+            None,
+        )
+    }
+
     /// Starts a server on a fresh database with extra command-line flags.
     pub fn start_with_args(args: &[&str]) -> TestServer {
         let dir = tempfile::tempdir().expect("create temp dir");
@@ -62,6 +71,23 @@ impl TestServer {
         Self::launch(
             &db,
             Config::Args(args.iter().map(|a| a.to_string()).collect()),
+            Some(dir),
+        )
+    }
+
+    /// Starts a server on a fresh database with extra flags and environment variables (users and
+    /// their passwords come from the environment or a file, never from flags).
+    pub fn start_with_args_env(args: &[&str], env: &[(&str, &str)]) -> TestServer {
+        let dir = tempfile::tempdir().expect("create temp dir");
+        let db = dir.path().join("test.duckdb");
+        Self::launch(
+            &db,
+            Config::ArgsEnv(
+                args.iter().map(|a| a.to_string()).collect(),
+                env.iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
             Some(dir),
         )
     }
@@ -112,6 +138,14 @@ impl TestServer {
                     .arg("--database")
                     .arg(db)
                     .args(extra);
+            }
+            Config::ArgsEnv(extra, env) => {
+                cmd.arg("--listen")
+                    .arg("127.0.0.1:0")
+                    .arg("--database")
+                    .arg(db)
+                    .args(extra)
+                    .envs(env);
             }
             Config::Exact { cwd, args } => {
                 cmd.current_dir(cwd).args(args);
@@ -340,6 +374,8 @@ enum Config {
     Env,
     /// Flags, plus these extra arguments.
     Args(Vec<String>),
+    /// Flags, extra arguments, and environment variables.
+    ArgsEnv(Vec<String>, Vec<(String, String)>),
     /// Exactly these arguments, in this working directory.
     Exact {
         cwd: PathBuf,
