@@ -21,6 +21,9 @@ mod shared;
 mod timeout;
 mod worker;
 
+#[cfg(test)]
+mod tests;
+
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
