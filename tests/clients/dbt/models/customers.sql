@@ -1,0 +1,2 @@
+{{ config(materialized='table') }}
+select id, name, segment from {{ ref('raw_customers') }}

@@ -1,0 +1,10 @@
+-- The materialized view holds exactly what its query returns now (bag equality, both ways).
+with q as (
+    select c.id as customer_id, c.segment, count(o.id) as orders, sum(o.amount) as total
+    from {{ ref('raw_customers') }} c
+    left join {{ ref('raw_orders') }} o on o.customer_id = c.id and o.status <> 'cancelled'
+    group by c.id, c.segment
+)
+(select * from {{ ref('customer_totals') }} except all select * from q)
+union all
+(select * from q except all select * from {{ ref('customer_totals') }})
