@@ -291,8 +291,12 @@ impl Conn {
             }
             let ncols = ffi::duckdb_prepared_statement_column_count(raw);
             for i in 0..ncols {
-                let name = borrow_c_string(ffi::duckdb_prepared_statement_column_name(raw, i))
-                    .unwrap_or_default();
+                // DuckDB allocates this name for the caller (unlike a result's column names).
+                // DuckDB allocates this name for the caller (unlike a result's column names).
+                let name = take_c_string(
+                    ffi::duckdb_prepared_statement_column_name(raw, i) as *mut c_char
+                )
+                .unwrap_or_default();
                 let mut lt = ffi::duckdb_prepared_statement_column_logical_type(raw, i);
                 let ty = if lt.is_null() {
                     DuckType::Null
