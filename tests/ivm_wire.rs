@@ -205,7 +205,9 @@ fn the_issue_example_through_psql() {
 /// Every DML form is captured, and its rolled-back twin leaves nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_dml_form_is_captured_and_rollbacks_leave_no_delta() {
-    let server = TestServer::start();
+    // COPY from a server file is one of the forms: only superusers of a server started with
+    // --allow-file-access may read one.
+    let server = TestServer::start_with_args(&["--allow-file-access", "--superuser", "test"]);
     let c = server.client().await;
     exec(&c, "CREATE SEQUENCE ids START 100000; CREATE TABLE t (id INT PRIMARY KEY DEFAULT nextval('ids'), grp VARCHAR DEFAULT 'd', amount INT DEFAULT 7)").await;
     exec(&c, "CREATE TABLE src (id INT, grp VARCHAR, amount INT)").await;
