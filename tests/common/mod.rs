@@ -238,7 +238,16 @@ impl TestServer {
 
     /// Connects a tokio-postgres client and drives its connection in a task.
     pub async fn client(&self) -> tokio_postgres::Client {
-        let (client, connection) = tokio_postgres::connect(&self.conn_str(), tokio_postgres::NoTls)
+        self.client_to("test").await
+    }
+
+    /// Like `client`, connected under database name `dbname` (the name three-part names
+    /// and current_database() use).
+    pub async fn client_to(&self, dbname: &str) -> tokio_postgres::Client {
+        let conn_str = self
+            .conn_str()
+            .replace("dbname=test", &format!("dbname={dbname}"));
+        let (client, connection) = tokio_postgres::connect(&conn_str, tokio_postgres::NoTls)
             .await
             .unwrap_or_else(|e| panic!("connect to duckmv: {e}\nserver log:\n{}", self.log()));
         tokio::spawn(async move {
