@@ -8,18 +8,24 @@
 //! by `rewrite`.
 
 mod catalog_names;
+mod colname_rules;
+mod column_names;
+mod pg_keywords;
+mod reserved_names;
 mod rewrite;
 mod settings;
 mod settings_catalog;
 mod storage;
 
 pub use catalog_names::strip_connected_catalog;
-pub use settings::Settings;
+pub use settings::{show_column, Settings};
 
 use crate::engine::{Conn, EngineError};
 
 /// The PostgreSQL catalog as views and macros over DuckDB's (see the file).
 const CATALOG_SQL: &str = include_str!("catalog.sql");
+/// What tools read besides the core catalog (installed after it).
+const TOOLS_SQL: &str = include_str!("catalog_tools.sql");
 
 /// The role every catalog row names as owner (duckmv has no roles of its
 /// own; authentication users are not DuckDB users).
@@ -39,12 +45,23 @@ pub fn install(conn: &Conn) -> Result<(), EngineError> {
     conn.exec_batch(&catalog_sql())
 }
 
-/// catalog.sql with its placeholders filled in.
+/// catalog.sql and catalog_tools.sql with their placeholders filled in.
 fn catalog_sql() -> String {
-    CATALOG_SQL
+    format!("{CATALOG_SQL}\n{TOOLS_SQL}")
         .replace("{{role}}", ROLE)
         .replace("{{version}}", &version_sql())
         .replace("{{settings}}", &settings_catalog::values_sql())
+        .replace("{{pg_keywords}}", &pg_keywords::quoted_keywords_sql())
+}
+
+/// A statement as the client wrote it, made ready for the session: the
+/// connected database dropped from three-part names, names DuckDB reserves
+/// quoted, and result columns named as PostgreSQL names them. Runs before a
+/// statement is classified, so materialized views get the same text.
+pub fn normalize(sql: String, database: &str) -> String {
+    let sql = strip_connected_catalog(&sql, database).unwrap_or(sql);
+    let sql = reserved_names::quote_reserved_names(&sql).unwrap_or(sql);
+    column_names::name_columns(&sql).unwrap_or(sql)
 }
 
 /// `version()`: PostgreSQL's format (clients parse the leading
@@ -67,3 +84,5 @@ pub fn session_init(conn: &Conn) -> Result<(), EngineError> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tools_tests;

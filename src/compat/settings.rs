@@ -40,14 +40,20 @@ const KNOWN: &[(&str, &str, bool)] = &[
     ("duckmv.refresh_mode", "auto", false),
 ];
 
-/// PostgreSQL's spelling of a reported parameter's name.
+/// PostgreSQL's spelling of a parameter's name (ParameterStatus, SHOW's column).
 fn reported_name(name: &str) -> &str {
     match name {
         "datestyle" => "DateStyle",
         "intervalstyle" => "IntervalStyle",
         "timezone" => "TimeZone",
+        "transaction isolation level" => "transaction_isolation",
         other => other,
     }
+}
+
+/// The column SHOW `name` answers in, as PostgreSQL names it.
+pub fn show_column(name: &str) -> String {
+    reported_name(name).replace(' ', "_")
 }
 
 #[derive(Default)]

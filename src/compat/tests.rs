@@ -22,7 +22,7 @@ impl crate::ivm::Sql for TestSql<'_> {
 }
 
 /// Every value of a query as DuckDB's text, NULL as None.
-fn text_rows(conn: &Conn, sql: &str) -> Result<Vec<Vec<Option<String>>>, String> {
+pub(super) fn text_rows(conn: &Conn, sql: &str) -> Result<Vec<Vec<Option<String>>>, String> {
     let sql = sql.trim().trim_end_matches(';');
     let wrapped = format!("SELECT CAST(COLUMNS(*) AS VARCHAR) FROM ({sql}\n) AS __q");
     let mut res = conn.query(&wrapped).map_err(|e| e.to_string())?;
@@ -51,7 +51,7 @@ fn text_rows(conn: &Conn, sql: &str) -> Result<Vec<Vec<Option<String>>>, String>
 
 /// Runs `sql` through the rewriter, as the server would, and returns its
 /// rows with NULL as "".
-fn q(conn: &Conn, sql: &str) -> Vec<Vec<String>> {
+pub(super) fn q(conn: &Conn, sql: &str) -> Vec<Vec<String>> {
     let rewritten = rewrite(sql).unwrap_or_else(|| sql.to_string());
     text_rows(conn, &rewritten)
         .unwrap_or_else(|e| panic!("{e}\nquery:\n{sql}\nrewritten:\n{rewritten}"))
@@ -68,7 +68,7 @@ fn col(rows: &[Vec<String>], i: usize) -> Vec<String> {
 /// installed (twice: it must be idempotent), a session's settings, and
 /// users' objects. The materialized view is registered the way the IVM
 /// registers one: a DuckDB view plus a row in _duckmv.views.
-fn setup() -> Conn {
+pub(super) fn setup() -> Conn {
     let db = Database::open(":memory:").unwrap();
     let conn = db.connect().unwrap();
     crate::ivm::bootstrap(&mut TestSql(&conn)).unwrap();

@@ -76,10 +76,9 @@ impl Worker {
         }
     }
 
-    /// A statement with the connected database dropped from three-part names (see
-    /// `compat::strip_connected_catalog`).
+    /// A statement made ready for the session (see `compat::normalize`).
     fn unqualify(&self, text: String) -> String {
-        crate::compat::strip_connected_catalog(&text, &self.database).unwrap_or(text)
+        crate::compat::normalize(text, &self.database)
     }
 
     /// Who connected: the database name becomes the session's current database.

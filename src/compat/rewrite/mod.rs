@@ -23,6 +23,11 @@
 
 use crate::sql::lex::{tokenize, Tok, Token};
 
+mod casts;
+mod format;
+mod functions;
+mod system_columns;
+
 /// Objects in schema `duckmv` that stand in for `pg_catalog`'s (see
 /// catalog.sql). A `pg_catalog.` qualifier on any other name is dropped.
 pub(crate) const PROVIDED: &[&str] = &[
@@ -117,6 +122,7 @@ pub(crate) const PROVIDED: &[&str] = &[
     "to_regclass",
     "to_regtype",
     "to_regnamespace",
+    "pg_depend",
 ];
 
 /// `information_schema` views duckmv replaces (as `duckmv.information_schema_<name>`).
@@ -127,6 +133,8 @@ pub(crate) const INFORMATION_SCHEMA: &[&str] = &[
     "views",
     "table_constraints",
     "key_column_usage",
+    "table_privileges",
+    "role_table_grants",
 ];
 
 /// Lower-case fragments of everything this module rewrites. A statement
@@ -149,11 +157,14 @@ const TRIGGERS: &[&str] = &[
     "version",
     "json_build_object",
     "::oid",
+    "format",
+    "tableoid",
+    "xmin",
 ];
 
 /// The statement to hand DuckDB instead of `sql`, or None to run it as is.
 pub fn rewrite(sql: &str) -> Option<String> {
-    if !might_need(sql) {
+    if !might_need(sql) && !has_empty_select(sql) {
         return None;
     }
     let toks = tokenize(sql);
@@ -186,6 +197,29 @@ fn might_need(sql: &str) -> bool {
                 rest.len() >= t.len() && rest[..t.len()].eq_ignore_ascii_case(t.as_bytes())
             })
         }
+    })
+}
+
+/// Whether `SELECT` is followed directly by FROM or WHERE somewhere (an
+/// empty select list, which PostgreSQL allows and DuckDB does not).
+fn has_empty_select(sql: &str) -> bool {
+    let b = sql.as_bytes();
+    let word_at = |i: usize, w: &str| {
+        b.len() >= i + w.len()
+            && b[i..i + w.len()].eq_ignore_ascii_case(w.as_bytes())
+            && b.get(i + w.len())
+                .is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+    };
+    (0..b.len()).any(|i| {
+        (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
+            && word_at(i, "select")
+            && {
+                let mut j = i + 6;
+                while j < b.len() && b[j].is_ascii_whitespace() {
+                    j += 1;
+                }
+                j > i + 6 && (word_at(j, "from") || word_at(j, "where"))
+            }
     })
 }
 
@@ -235,10 +269,20 @@ fn name_of(t: &Token) -> String {
 
 fn plan(toks: &[Token]) -> Vec<Edit> {
     let mut edits = Vec::new();
+    system_columns::plan(toks, &mut edits);
     let mut i = 0;
     while i < toks.len() {
         let t = &toks[i];
         let next = toks.get(i + 1);
+        // `SELECT FROM t`: PostgreSQL allows an empty select list (EXISTS
+        // (SELECT FROM …)); DuckDB needs something to select.
+        if t.is_kw("SELECT") && next.is_some_and(|n| n.is_kw("FROM") || n.is_kw("WHERE")) {
+            edits.push(Edit {
+                start: t.end,
+                end: t.end,
+                text: " NULL".into(),
+            });
+        }
         let qualified =
             next.is_some_and(|n| n.is_punct(".")) && toks.get(i + 2).is_some_and(is_name);
         // `OPERATOR(pg_catalog.~)` -> `~`
@@ -267,14 +311,14 @@ fn plan(toks: &[Token]) -> Vec<Edit> {
         }
         // `::regclass` and friends, `::pg_catalog.text`, `::name`.
         if t.is_punct("::") {
-            if let Some(skip) = cast(toks, i, &mut edits) {
+            if let Some(skip) = casts::cast(toks, i, &mut edits) {
                 i = skip;
                 continue;
             }
         }
         // CAST(x AS regclass)
         if word_is(t, "cast") && next.is_some_and(|n| n.is_punct("(")) && !after_dot(toks, i) {
-            cast_call(toks, i, &mut edits);
+            casts::cast_call(toks, i, &mut edits);
         }
         if qualified && !after_dot(toks, i) {
             let object = &toks[i + 2];
@@ -337,7 +381,7 @@ fn plan(toks: &[Token]) -> Vec<Edit> {
             }
         }
         if t.kind == Tok::Word && !after_dot(toks, i) || after_catalog_dot(toks, i) {
-            if let Some(skip) = function(toks, i, &mut edits) {
+            if let Some(skip) = functions::function(toks, i, &mut edits) {
                 i = skip;
                 continue;
             }
@@ -405,550 +449,5 @@ fn default_collation(toks: &[Token], mut j: usize) -> Option<usize> {
     (is_name(t) && matches!(n.as_str(), "default" | "c" | "posix" | "ucs_basic")).then_some(j)
 }
 
-/// The reg* type a cast names, with the duckmv function family.
-fn reg_type(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "regclass" => "regclass",
-        "regtype" => "regtype",
-        "regnamespace" => "regnamespace",
-        "regrole" => "regrole",
-        "regproc" | "regprocedure" => "regproc",
-        _ => return None,
-    })
-}
-
-/// DuckDB's spelling of PostgreSQL-only types used in catalog queries.
-fn plain_type(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "name" | "pg_node_tree" | "aclitem" | "regoper" | "regoperator" => "VARCHAR",
-        "int2vector" => "SMALLINT[]",
-        "oidvector" => "INTEGER[]",
-        "xid" | "cid" | "xid8" => "BIGINT",
-        // DuckDB's own `oid` is BIGINT; PostgreSQL's is unsigned 32-bit,
-        // which the wire reports as oid (26), `oid[]` as _oid (1028).
-        "oid" => "UINTEGER",
-        _ => return None,
-    })
-}
-
-/// A type name after `::` or `AS` at `j`: (first token, name token, is array).
-fn type_at(toks: &[Token], j: usize) -> Option<(usize, usize, bool)> {
-    let mut k = j;
-    if toks.get(k).is_some_and(|t| word_is(t, "pg_catalog"))
-        && toks.get(k + 1).is_some_and(|t| t.is_punct("."))
-    {
-        k += 2;
-    }
-    let t = toks.get(k)?;
-    if !is_name(t) {
-        return None;
-    }
-    let array = toks.get(k + 1).is_some_and(|t| t.is_punct("["));
-    Some((j, k, array))
-}
-
-/// Rewrites the cast whose `::` is token `i`; returns where to continue.
-fn cast(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Option<usize> {
-    let (first, name_tok, array) = type_at(toks, i + 1)?;
-    let tname = name_of(&toks[name_tok]);
-    if let (Some(family), false) = (reg_type(&tname), array) {
-        let start = operand_start(toks, i)?;
-        let dir = if is_name_input(&toks[start..i]) {
-            "in"
-        } else {
-            "out"
-        };
-        edits.push(Edit {
-            start: toks[start].start,
-            end: toks[start].start,
-            text: format!("duckmv.{family}_{dir}("),
-        });
-        edits.push(Edit {
-            start: toks[i].start,
-            end: toks[name_tok].end,
-            text: ")".into(),
-        });
-        return Some(name_tok + 1);
-    }
-    if let Some(t) = plain_type(&tname) {
-        edits.push(Edit {
-            start: toks[first].start,
-            end: toks[name_tok].end,
-            text: t.into(),
-        });
-        return Some(name_tok + 1);
-    }
-    if first != name_tok {
-        // `::pg_catalog.text` -> `::text`
-        edits.push(Edit {
-            start: toks[first].start,
-            end: toks[name_tok].start,
-            text: String::new(),
-        });
-        return Some(name_tok + 1);
-    }
-    None
-}
-
-/// `CAST(x AS regclass)` starting at the CAST word.
-fn cast_call(toks: &[Token], i: usize, edits: &mut Vec<Edit>) {
-    let Some(close) = matching(toks, i + 1) else {
-        return;
-    };
-    // The AS at depth 1 closest to the end.
-    let mut depth = 0;
-    let mut as_at = None;
-    for (j, t) in toks.iter().enumerate().take(close).skip(i + 1) {
-        if t.is_punct("(") || t.is_punct("[") {
-            depth += 1;
-        } else if t.is_punct(")") || t.is_punct("]") {
-            depth -= 1;
-        } else if depth == 1 && word_is(t, "as") {
-            as_at = Some(j);
-        }
-    }
-    let Some(as_at) = as_at else { return };
-    let Some((first, name_tok, array)) = type_at(toks, as_at + 1) else {
-        return;
-    };
-    let tname = name_of(&toks[name_tok]);
-    if let (Some(family), false) = (reg_type(&tname), array) {
-        let dir = if is_name_input(&toks[i + 2..as_at]) {
-            "in"
-        } else {
-            "out"
-        };
-        edits.push(Edit {
-            start: toks[i].start,
-            end: toks[i + 1].end,
-            text: format!("duckmv.{family}_{dir}("),
-        });
-        edits.push(Edit {
-            start: toks[as_at - 1].end,
-            end: toks[close].start,
-            text: String::new(),
-        });
-    } else if let Some(t) = plain_type(&tname) {
-        edits.push(Edit {
-            start: toks[first].start,
-            end: toks[name_tok].end,
-            text: t.into(),
-        });
-    } else if first != name_tok {
-        edits.push(Edit {
-            start: toks[first].start,
-            end: toks[name_tok].start,
-            text: String::new(),
-        });
-    }
-}
-
-/// A cast operand that is a name to look up (a string literal or a bind
-/// parameter, possibly cast to text first) rather than an oid.
-fn is_name_input(operand: &[Token]) -> bool {
-    match operand.first() {
-        Some(t) if t.kind == Tok::Str => true,
-        Some(t) if t.kind == Tok::Punct && t.text.starts_with('$') => true,
-        _ => false,
-    }
-}
-
-/// Words that end an operand when scanning backwards from a `(`.
-const NOT_A_FUNCTION: &[&str] = &[
-    "SELECT",
-    "WHERE",
-    "AND",
-    "OR",
-    "NOT",
-    "IN",
-    "ON",
-    "WHEN",
-    "THEN",
-    "ELSE",
-    "BY",
-    "FROM",
-    "AS",
-    "JOIN",
-    "IS",
-    "CASE",
-    "VALUES",
-    "HAVING",
-    "USING",
-    "LIKE",
-    "ILIKE",
-    "BETWEEN",
-    "DISTINCT",
-    "RETURNING",
-    "SET",
-    "LIMIT",
-    "OFFSET",
-    "ANY",
-    "ALL",
-    "SOME",
-    "EXISTS",
-    "WITH",
-    "UNION",
-    "EXCEPT",
-    "INTERSECT",
-    "INTO",
-];
-
-/// First token of the operand of the postfix cast whose `::` is token `i`.
-fn operand_start(toks: &[Token], i: usize) -> Option<usize> {
-    if i == 0 {
-        return None;
-    }
-    let last = i - 1;
-    let t = &toks[last];
-    let mut start = if t.is_punct(")") || t.is_punct("]") {
-        let open = matching_back(toks, last)?;
-        if open > 0 {
-            let w = &toks[open - 1];
-            let callee = (w.kind == Tok::Word && !NOT_A_FUNCTION.contains(&w.text.as_str()))
-                || w.kind == Tok::Ident;
-            if callee {
-                qualified_start(toks, open - 1)
-            } else {
-                open
-            }
-        } else {
-            open
-        }
-    } else if word_is(t, "end") {
-        case_start(toks, last)?
-    } else if matches!(t.kind, Tok::Str | Tok::Number)
-        || (t.kind == Tok::Punct && t.text.starts_with('$'))
-    {
-        last
-    } else if is_name(t) {
-        qualified_start(toks, last)
-    } else {
-        return None;
-    };
-    // A chain of casts: `x::int::regclass` casts `x::int`.
-    while start > 1 && toks[start - 1].is_punct("::") {
-        start = operand_start(toks, start - 1)?;
-    }
-    Some(start)
-}
-
-/// Start of a dotted name ending at `j` (`a.b.c`).
-fn qualified_start(toks: &[Token], mut j: usize) -> usize {
-    while j >= 2 && toks[j - 1].is_punct(".") && is_name(&toks[j - 2]) {
-        j -= 2;
-    }
-    j
-}
-
-fn matching_back(toks: &[Token], close: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for j in (0..=close).rev() {
-        let t = &toks[j];
-        if t.is_punct(")") || t.is_punct("]") {
-            depth += 1;
-        } else if t.is_punct("(") || t.is_punct("[") {
-            depth -= 1;
-            if depth == 0 {
-                return Some(j);
-            }
-        }
-    }
-    None
-}
-
-/// The CASE that an END at `end` closes.
-fn case_start(toks: &[Token], end: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for j in (0..=end).rev() {
-        if word_is(&toks[j], "end") {
-            depth += 1;
-        } else if word_is(&toks[j], "case") {
-            depth -= 1;
-            if depth == 0 {
-                return Some(j);
-            }
-        }
-    }
-    None
-}
-
-/// Function-like names PostgreSQL answers differently from DuckDB.
-fn function(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Option<usize> {
-    let t = &toks[i];
-    let call = toks.get(i + 1).is_some_and(|n| n.is_punct("("));
-    let name = t.text.to_ascii_lowercase();
-    match name.as_str() {
-        "current_setting" if call => {
-            let close = matching(toks, i + 1)?;
-            let args = &toks[i + 2..close];
-            if let Some(lit) = args
-                .first()
-                .filter(|a| a.kind == Tok::Str && args.len() == 1)
-            {
-                // DuckDB's own current_setting answers for DuckDB's settings.
-                let pname = unquote(&lit.text).to_ascii_lowercase();
-                if !super::settings_catalog::is_pg_setting(&pname) {
-                    return Some(close + 1);
-                }
-            }
-            edits.push(Edit {
-                start: t.start,
-                end: t.end,
-                text: "duckmv.pg_current_setting".into(),
-            });
-            Some(i + 2)
-        }
-        "current_schema" => {
-            let end = if call {
-                matching(toks, i + 1).map(|c| toks[c].end)?
-            } else {
-                t.end
-            };
-            edits.push(Edit {
-                start: t.start,
-                end,
-                text: "duckmv.pg_current_schema()".into(),
-            });
-            Some(i + 1)
-        }
-        // The database the client connected to, not the internal catalog name.
-        "current_database" if call && toks.get(i + 2).is_some_and(|n| n.is_punct(")")) => {
-            edits.push(Edit {
-                start: t.start,
-                end: toks[i + 2].end,
-                text: "duckmv._client_db()".into(),
-            });
-            Some(i + 3)
-        }
-        "current_catalog" if !call => {
-            edits.push(Edit {
-                start: t.start,
-                end: t.end,
-                text: "duckmv._client_db()".into(),
-            });
-            Some(i + 1)
-        }
-        // DuckDB's json_object takes the same (key, value, ...) pairs.
-        "json_build_object" if call => {
-            edits.push(Edit {
-                start: t.start,
-                end: t.end,
-                text: "json_object".into(),
-            });
-            Some(i + 2)
-        }
-        "current_schemas" if call => {
-            edits.push(Edit {
-                start: t.start,
-                end: t.end,
-                text: "duckmv.pg_current_schemas".into(),
-            });
-            Some(i + 2)
-        }
-        "version" if call && toks.get(i + 2).is_some_and(|n| n.is_punct(")")) => {
-            if !after_catalog_dot(toks, i) {
-                edits.push(Edit {
-                    start: t.start,
-                    end: t.start,
-                    text: "duckmv.".into(),
-                });
-            }
-            Some(i + 3)
-        }
-        _ => None,
-    }
-}
-
-/// The text of a 'string' literal.
-fn unquote(s: &str) -> String {
-    let s = s.strip_prefix(['E', 'e']).unwrap_or(s);
-    s.strip_prefix('\'')
-        .and_then(|s| s.strip_suffix('\''))
-        .unwrap_or(s)
-        .replace("''", "'")
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn rw(sql: &str) -> String {
-        rewrite(sql).unwrap_or_else(|| sql.to_string())
-    }
-
-    #[test]
-    fn quick_check_is_case_insensitive() {
-        assert!(might_need("SELECT * FROM PG_CATALOG.PG_CLASS"));
-        assert!(might_need("select x::RegClass"));
-        assert!(!might_need("INSERT INTO t VALUES (1, 'price', 'catalog')"));
-    }
-
-    #[test]
-    fn leaves_ordinary_statements_alone() {
-        assert_eq!(rewrite("SELECT a, b FROM t WHERE x = 'y'"), None);
-        assert_eq!(rewrite("INSERT INTO t VALUES (1, 'a')"), None);
-        // Mentions a trigger word but needs no change.
-        assert_eq!(rewrite("SELECT relname FROM pg_class"), None);
-        assert_eq!(rewrite("SELECT 'public' AS s"), None);
-    }
-
-    #[test]
-    fn catalog_qualifier() {
-        assert_eq!(
-            rw("SELECT c.relname FROM pg_catalog.pg_class c WHERE pg_catalog.pg_table_is_visible(c.oid)"),
-            "SELECT c.relname FROM duckmv.pg_class c WHERE duckmv.pg_table_is_visible(c.oid)"
-        );
-        // Not ours: DuckDB's built-in, found on the search path.
-        assert_eq!(
-            rw("SELECT pg_catalog.count(*), pg_catalog.unnest(x)"),
-            "SELECT count(*), unnest(x)"
-        );
-        // Three-part column references follow their table.
-        assert_eq!(
-            rw("SELECT pg_catalog.pg_class.relname FROM pg_catalog.pg_class"),
-            "SELECT duckmv.pg_class.relname FROM duckmv.pg_class"
-        );
-        assert_eq!(rw("select pg_catalog.version()"), "select duckmv.version()");
-        assert_eq!(rw("SELECT version()"), "SELECT duckmv.version()");
-    }
-
-    #[test]
-    fn operators_and_collations() {
-        assert_eq!(
-            rw("WHERE c.relname OPERATOR(pg_catalog.~) '^(t)$' COLLATE pg_catalog.default AND x"),
-            "WHERE c.relname  ~  '^(t)$'  AND x"
-        );
-        assert_eq!(
-            rw("WHERE a OPERATOR(pg_catalog.!~) 'x'"),
-            "WHERE a  !~  'x'"
-        );
-        assert_eq!(rw("SELECT a COLLATE \"C\" FROM t"), "SELECT a  FROM t");
-    }
-
-    #[test]
-    fn regclass_casts() {
-        assert_eq!(rw("SELECT 't'::regclass"), "SELECT duckmv.regclass_in('t')");
-        assert_eq!(
-            rw("SELECT 'public.t'::pg_catalog.regclass::oid"),
-            "SELECT duckmv.regclass_in('public.t')::UINTEGER"
-        );
-        assert_eq!(
-            rw("SELECT c.oid::pg_catalog.regclass::pg_catalog.text FROM x"),
-            "SELECT duckmv.regclass_out(c.oid)::text FROM x"
-        );
-        assert_eq!(
-            rw("SELECT CASE WHEN c.reloftype = 0 THEN '' ELSE c.reloftype::pg_catalog.regtype::pg_catalog.text END"),
-            "SELECT CASE WHEN c.reloftype = 0 THEN '' ELSE duckmv.regtype_out(c.reloftype)::text END"
-        );
-        assert_eq!(
-            rw("SELECT basetype::regtype::text"),
-            "SELECT duckmv.regtype_out(basetype)::text"
-        );
-        assert_eq!(
-            rw("WHERE t.oid = to_regtype($1)"),
-            "WHERE t.oid = to_regtype($1)"
-        );
-        assert_eq!(rw("SELECT $1::regclass"), "SELECT duckmv.regclass_in($1)");
-        assert_eq!(
-            rw("SELECT f(x)::regtype"),
-            "SELECT duckmv.regtype_out(f(x))"
-        );
-        assert_eq!(
-            rw("SELECT (a + b)::regclass"),
-            "SELECT duckmv.regclass_out((a + b))"
-        );
-        assert_eq!(
-            rw("SELECT stxnamespace::pg_catalog.regnamespace::pg_catalog.text AS nsp"),
-            "SELECT duckmv.regnamespace_out(stxnamespace)::text AS nsp"
-        );
-        assert_eq!(
-            rw("WHERE d.classoid = CAST($3 AS REGCLASS) AND x"),
-            "WHERE d.classoid = duckmv.regclass_in($3) AND x"
-        );
-        assert_eq!(
-            rw("SELECT CAST(CAST(pg_catalog.pg_attribute.attrelid AS REGCLASS) AS TEXT)"),
-            "SELECT CAST(duckmv.regclass_out(duckmv.pg_attribute.attrelid) AS TEXT)"
-        );
-        assert_eq!(
-            rw("SELECT 'pg_catalog.array_in'::regproc"),
-            "SELECT duckmv.regproc_in('pg_catalog.array_in')"
-        );
-    }
-
-    #[test]
-    fn other_types() {
-        assert_eq!(
-            rw("SELECT x::pg_catalog.int2[] FROM pg_class"),
-            "SELECT x::int2[] FROM pg_class"
-        );
-        assert_eq!(
-            rw("SELECT relname::name FROM pg_class"),
-            "SELECT relname::VARCHAR FROM pg_class"
-        );
-        assert_eq!(
-            rw("SELECT '16398'::pg_catalog.oid"),
-            "SELECT '16398'::UINTEGER"
-        );
-        // asyncpg's type introspection binds `$1::oid[]`.
-        assert_eq!(
-            rw("SELECT 1 WHERE t.oid = any($1::oid[])"),
-            "SELECT 1 WHERE t.oid = any($1::UINTEGER[])"
-        );
-    }
-
-    #[test]
-    fn information_schema_and_public() {
-        assert_eq!(
-            rw("SELECT * FROM information_schema.tables WHERE table_schema = 'public'"),
-            "SELECT * FROM duckmv.information_schema_tables WHERE table_schema = 'public'"
-        );
-        assert_eq!(
-            rw("SELECT * FROM INFORMATION_SCHEMA.COLUMNS"),
-            "SELECT * FROM duckmv.information_schema_columns"
-        );
-        assert_eq!(
-            rw("SELECT (information_schema._pg_expandarray(i.indkey)).n"),
-            "SELECT (unnest(duckmv._pg_expandarray(i.indkey))).n"
-        );
-        assert_eq!(
-            rw("SELECT * FROM public.t JOIN \"public\".u ON true"),
-            "SELECT * FROM main.t JOIN main.u ON true"
-        );
-        // Other information_schema views are DuckDB's.
-        assert_eq!(rewrite("SELECT * FROM information_schema.routines"), None);
-    }
-
-    #[test]
-    fn settings_and_schemas() {
-        assert_eq!(
-            rw("SELECT current_setting('server_version_num')"),
-            "SELECT duckmv.pg_current_setting('server_version_num')"
-        );
-        // DuckDB's own settings stay DuckDB's.
-        assert_eq!(rewrite("SELECT current_setting('threads')"), None);
-        assert_eq!(
-            rw("SELECT current_setting($1::VARCHAR)"),
-            "SELECT duckmv.pg_current_setting($1::VARCHAR)"
-        );
-        assert_eq!(
-            rw("select current_schema()"),
-            "select duckmv.pg_current_schema()"
-        );
-        assert_eq!(
-            rw("select current_schema"),
-            "select duckmv.pg_current_schema()"
-        );
-        assert_eq!(
-            rw("SELECT (pg_catalog.current_schemas(true))[1]"),
-            "SELECT (duckmv.pg_current_schemas(true))[1]"
-        );
-    }
-
-    #[test]
-    fn psql_describe_query() {
-        let q = "SELECT c.oid,\n  n.nspname,\n  c.relname\nFROM pg_catalog.pg_class c\n     LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace\nWHERE c.relname OPERATOR(pg_catalog.~) '^(items)$' COLLATE pg_catalog.default\n  AND pg_catalog.pg_table_is_visible(c.oid)\nORDER BY 2, 3;";
-        let out = rw(q);
-        assert!(!out.contains("pg_catalog"), "{out}");
-        assert!(out.contains("c.relname  ~  '^(items)$'"), "{out}");
-    }
-}
+mod tests;

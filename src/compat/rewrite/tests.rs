@@ -1,0 +1,183 @@
+//! The rewriter on the statements clients send.
+
+use super::*;
+
+fn rw(sql: &str) -> String {
+    rewrite(sql).unwrap_or_else(|| sql.to_string())
+}
+
+#[test]
+fn quick_check_is_case_insensitive() {
+    assert!(might_need("SELECT * FROM PG_CATALOG.PG_CLASS"));
+    assert!(might_need("select x::RegClass"));
+    assert!(!might_need("INSERT INTO t VALUES (1, 'price', 'catalog')"));
+}
+
+#[test]
+fn leaves_ordinary_statements_alone() {
+    assert_eq!(rewrite("SELECT a, b FROM t WHERE x = 'y'"), None);
+    assert_eq!(rewrite("INSERT INTO t VALUES (1, 'a')"), None);
+    // Mentions a trigger word but needs no change.
+    assert_eq!(rewrite("SELECT relname FROM pg_class"), None);
+    assert_eq!(rewrite("SELECT 'public' AS s"), None);
+}
+
+#[test]
+fn catalog_qualifier() {
+    assert_eq!(
+        rw("SELECT c.relname FROM pg_catalog.pg_class c WHERE pg_catalog.pg_table_is_visible(c.oid)"),
+        "SELECT c.relname FROM duckmv.pg_class c WHERE duckmv.pg_table_is_visible(c.oid)"
+    );
+    // Not ours: DuckDB's built-in, found on the search path.
+    assert_eq!(
+        rw("SELECT pg_catalog.count(*), pg_catalog.unnest(x)"),
+        "SELECT count(*), unnest(x)"
+    );
+    // Three-part column references follow their table.
+    assert_eq!(
+        rw("SELECT pg_catalog.pg_class.relname FROM pg_catalog.pg_class"),
+        "SELECT duckmv.pg_class.relname FROM duckmv.pg_class"
+    );
+    assert_eq!(rw("select pg_catalog.version()"), "select duckmv.version()");
+    assert_eq!(rw("SELECT version()"), "SELECT duckmv.version()");
+}
+
+#[test]
+fn operators_and_collations() {
+    assert_eq!(
+        rw("WHERE c.relname OPERATOR(pg_catalog.~) '^(t)$' COLLATE pg_catalog.default AND x"),
+        "WHERE c.relname  ~  '^(t)$'  AND x"
+    );
+    assert_eq!(
+        rw("WHERE a OPERATOR(pg_catalog.!~) 'x'"),
+        "WHERE a  !~  'x'"
+    );
+    assert_eq!(rw("SELECT a COLLATE \"C\" FROM t"), "SELECT a  FROM t");
+}
+
+#[test]
+fn regclass_casts() {
+    assert_eq!(rw("SELECT 't'::regclass"), "SELECT duckmv.regclass_in('t')");
+    assert_eq!(
+        rw("SELECT 'public.t'::pg_catalog.regclass::oid"),
+        "SELECT duckmv.regclass_in('public.t')::UINTEGER"
+    );
+    assert_eq!(
+        rw("SELECT c.oid::pg_catalog.regclass::pg_catalog.text FROM x"),
+        "SELECT duckmv.regclass_out(c.oid)::text FROM x"
+    );
+    assert_eq!(
+        rw("SELECT CASE WHEN c.reloftype = 0 THEN '' ELSE c.reloftype::pg_catalog.regtype::pg_catalog.text END"),
+        "SELECT CASE WHEN c.reloftype = 0 THEN '' ELSE duckmv.regtype_out(c.reloftype)::text END"
+    );
+    assert_eq!(
+        rw("SELECT basetype::regtype::text"),
+        "SELECT duckmv.regtype_out(basetype)::text"
+    );
+    assert_eq!(
+        rw("WHERE t.oid = to_regtype($1)"),
+        "WHERE t.oid = to_regtype($1)"
+    );
+    assert_eq!(rw("SELECT $1::regclass"), "SELECT duckmv.regclass_in($1)");
+    assert_eq!(
+        rw("SELECT f(x)::regtype"),
+        "SELECT duckmv.regtype_out(f(x))"
+    );
+    assert_eq!(
+        rw("SELECT (a + b)::regclass"),
+        "SELECT duckmv.regclass_out((a + b))"
+    );
+    assert_eq!(
+        rw("SELECT stxnamespace::pg_catalog.regnamespace::pg_catalog.text AS nsp"),
+        "SELECT duckmv.regnamespace_out(stxnamespace)::text AS nsp"
+    );
+    assert_eq!(
+        rw("WHERE d.classoid = CAST($3 AS REGCLASS) AND x"),
+        "WHERE d.classoid = duckmv.regclass_in($3) AND x"
+    );
+    assert_eq!(
+        rw("SELECT CAST(CAST(pg_catalog.pg_attribute.attrelid AS REGCLASS) AS TEXT)"),
+        "SELECT CAST(duckmv.regclass_out(duckmv.pg_attribute.attrelid) AS TEXT)"
+    );
+    assert_eq!(
+        rw("SELECT 'pg_catalog.array_in'::regproc"),
+        "SELECT duckmv.regproc_in('pg_catalog.array_in')"
+    );
+}
+
+#[test]
+fn other_types() {
+    assert_eq!(
+        rw("SELECT x::pg_catalog.int2[] FROM pg_class"),
+        "SELECT x::int2[] FROM pg_class"
+    );
+    assert_eq!(
+        rw("SELECT relname::name FROM pg_class"),
+        "SELECT relname::VARCHAR FROM pg_class"
+    );
+    assert_eq!(
+        rw("SELECT '16398'::pg_catalog.oid"),
+        "SELECT '16398'::UINTEGER"
+    );
+    // asyncpg's type introspection binds `$1::oid[]`.
+    assert_eq!(
+        rw("SELECT 1 WHERE t.oid = any($1::oid[])"),
+        "SELECT 1 WHERE t.oid = any($1::UINTEGER[])"
+    );
+}
+
+#[test]
+fn information_schema_and_public() {
+    assert_eq!(
+        rw("SELECT * FROM information_schema.tables WHERE table_schema = 'public'"),
+        "SELECT * FROM duckmv.information_schema_tables WHERE table_schema = 'public'"
+    );
+    assert_eq!(
+        rw("SELECT * FROM INFORMATION_SCHEMA.COLUMNS"),
+        "SELECT * FROM duckmv.information_schema_columns"
+    );
+    assert_eq!(
+        rw("SELECT (information_schema._pg_expandarray(i.indkey)).n"),
+        "SELECT (unnest(duckmv._pg_expandarray(i.indkey))).n"
+    );
+    assert_eq!(
+        rw("SELECT * FROM public.t JOIN \"public\".u ON true"),
+        "SELECT * FROM main.t JOIN main.u ON true"
+    );
+    // Other information_schema views are DuckDB's.
+    assert_eq!(rewrite("SELECT * FROM information_schema.routines"), None);
+}
+
+#[test]
+fn settings_and_schemas() {
+    assert_eq!(
+        rw("SELECT current_setting('server_version_num')"),
+        "SELECT duckmv.pg_current_setting('server_version_num')"
+    );
+    // DuckDB's own settings stay DuckDB's.
+    assert_eq!(rewrite("SELECT current_setting('threads')"), None);
+    assert_eq!(
+        rw("SELECT current_setting($1::VARCHAR)"),
+        "SELECT duckmv.pg_current_setting($1::VARCHAR)"
+    );
+    assert_eq!(
+        rw("select current_schema()"),
+        "select duckmv.pg_current_schema()"
+    );
+    assert_eq!(
+        rw("select current_schema"),
+        "select duckmv.pg_current_schema()"
+    );
+    assert_eq!(
+        rw("SELECT (pg_catalog.current_schemas(true))[1]"),
+        "SELECT (duckmv.pg_current_schemas(true))[1]"
+    );
+}
+
+#[test]
+fn psql_describe_query() {
+    let q = "SELECT c.oid,\n  n.nspname,\n  c.relname\nFROM pg_catalog.pg_class c\n     LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace\nWHERE c.relname OPERATOR(pg_catalog.~) '^(items)$' COLLATE pg_catalog.default\n  AND pg_catalog.pg_table_is_visible(c.oid)\nORDER BY 2, 3;";
+    let out = rw(q);
+    assert!(!out.contains("pg_catalog"), "{out}");
+    assert!(out.contains("c.relname  ~  '^(items)$'"), "{out}");
+}
