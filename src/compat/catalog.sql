@@ -505,8 +505,11 @@ FROM (VALUES {{settings}}) AS s(name, setting);
 -- -------------------------------------------------------------- functions
 
 CREATE OR REPLACE MACRO duckmv.version() AS {{version}};
-CREATE OR REPLACE MACRO duckmv.pg_current_setting(p_name) AS (SELECT __s.setting FROM duckmv.pg_settings __s WHERE __s.name = lower(p_name)),
-    (p_name, p_missing_ok) AS (SELECT __s.setting FROM duckmv.pg_settings __s WHERE __s.name = lower(p_name));
+-- A CASE over pg_settings' rows rather than a subquery: clients call it inside
+-- table functions' arguments (Grafana: generate_series(...current_setting(...)...)),
+-- where DuckDB allows no subquery.
+CREATE OR REPLACE MACRO duckmv.pg_current_setting(p_name) AS {{settings_case}},
+    (p_name, p_missing_ok) AS {{settings_case}};
 -- set_config() returns the value without storing it: session parameters
 -- live in the server (SET), and clients call this to save/restore a
 -- setting around a query (asyncpg turns jit off for its introspection).

@@ -130,5 +130,11 @@ CREATE OR REPLACE MACRO duckmv._parse_ident(s) AS list_transform(
     lambda p: CASE WHEN p[1] = '"' THEN replace(p[2:-2], '""', '"') ELSE lower(trim(p)) END);
 CREATE OR REPLACE MACRO duckmv.parse_ident(s) AS duckmv._parse_ident(s),
     (s, strict) AS duckmv._parse_ident(s);
+-- substring(s FROM 'pattern'), which the rewriter sends here: the first
+-- parenthesized group's match (the whole match without one), NULL for none.
+CREATE OR REPLACE MACRO duckmv._substring_group(s, p) AS
+    CASE WHEN regexp_matches(s, p) THEN regexp_extract(s, p, 1) END;
+CREATE OR REPLACE MACRO duckmv._substring_match(s, p) AS
+    CASE WHEN regexp_matches(s, p) THEN regexp_extract(s, p, 0) END;
 CREATE OR REPLACE MACRO duckmv.bpchar(s) AS s::VARCHAR;
 CREATE OR REPLACE MACRO duckmv.pg_get_function_identity_arguments(o) AS ''::VARCHAR;

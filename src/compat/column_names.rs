@@ -13,7 +13,10 @@
 
 use std::ops::ControlFlow;
 
-use sqlparser::ast::{Expr, Query, Select, SelectItem, SetExpr, Statement, Visit, Visitor};
+use sqlparser::ast::{
+    Expr, FunctionArguments, ObjectNamePart, Query, Select, SelectItem, SetExpr, Statement, Visit,
+    Visitor,
+};
 use sqlparser::dialect::{Dialect, DuckDbDialect, PostgreSqlDialect};
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
@@ -92,18 +95,24 @@ fn aliases(sql: &str, dialect: &dyn Dialect, stmt: &Statement) -> Option<String>
     Some(out)
 }
 
-/// The alias an item needs: none for a column reference, which DuckDB names
-/// by the column as PostgreSQL does, unless it is one of the SQL functions
-/// written without parentheses (`current_schema`), which look like columns.
+/// The alias an item needs. None for a column reference, which DuckDB names
+/// by the column as PostgreSQL does, and for SQL functions written without
+/// parentheses (`current_user`), which DuckDB reads as names too (an alias of
+/// the same name would refer to itself) — unless the rewriter turns them into
+/// calls (`current_schema`), which then need their name back.
 fn alias_for(e: &Expr) -> Option<String> {
-    let column = match e {
+    const REWRITTEN_TO_CALLS: &[&str] = &["current_schema", "current_catalog"];
+    let bare = match e {
         Expr::Identifier(id) => Some(id),
-        Expr::CompoundIdentifier(ids) => ids.last(),
+        Expr::CompoundIdentifier(_) => return None,
+        Expr::Function(f) if matches!(f.args, FunctionArguments::None) => match f.name.0.last() {
+            Some(ObjectNamePart::Identifier(id)) => Some(id),
+            _ => return None,
+        },
         _ => None,
     };
-    if let Some(id) = column {
-        const CALLS: &[&str] = &["current_schema", "current_role", "current_catalog"];
-        if id.quote_style.is_some() || !CALLS.contains(&folded(id).as_str()) {
+    if let Some(id) = bare {
+        if id.quote_style.is_some() || !REWRITTEN_TO_CALLS.contains(&folded(id).as_str()) {
             return None;
         }
     }
@@ -298,8 +307,8 @@ mod tests {
             r#"select 'é' AS "?column?", 2 AS "?column?""#
         );
         assert_eq!(
-            named("select current_schema, current_database()"),
-            r#"select current_schema AS "current_schema", current_database() AS "current_database""#
+            named("select current_schema, current_database(), session_user, current_date"),
+            r#"select current_schema AS "current_schema", current_database() AS "current_database", session_user, current_date"#
         );
     }
 

@@ -51,6 +51,7 @@ fn catalog_sql() -> String {
         .replace("{{role}}", ROLE)
         .replace("{{version}}", &version_sql())
         .replace("{{settings}}", &settings_catalog::values_sql())
+        .replace("{{settings_case}}", &settings_catalog::case_sql("p_name"))
         .replace("{{pg_keywords}}", &pg_keywords::quoted_keywords_sql())
 }
 

@@ -82,6 +82,22 @@ pub(crate) fn values_sql() -> String {
         .join(", ")
 }
 
+/// A CASE expression giving the value of the setting named by `arg`
+/// (case-insensitively), NULL for others.
+pub(crate) fn case_sql(arg: &str) -> String {
+    let arms: String = rows()
+        .iter()
+        .map(|(n, v)| {
+            format!(
+                " WHEN '{}' THEN '{}'",
+                n.replace('\'', "''"),
+                v.replace('\'', "''")
+            )
+        })
+        .collect();
+    format!("(CASE lower({arg}){arms} END)")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -171,3 +171,36 @@ fn empty_select_list_in_subqueries() {
         [["true"]]
     );
 }
+
+/// pgAdmin reads options with the regular-expression form of substring.
+#[test]
+fn substring_with_a_pattern() {
+    let c = setup();
+    assert_eq!(
+        run(
+            &c,
+            "SELECT substring('fillfactor=70,x=1' FROM 'fillfactor=([0-9]*)'), substring('abc' FROM 'b.'),
+                    substring('abc' FROM 'z') IS NULL, substring('abcdef' FROM 2 FOR 3)"
+        ),
+        [["70", "bc", "true", "bcd"]]
+    );
+}
+
+/// Grafana's search-path query calls current_setting() inside a table function.
+#[test]
+fn settings_inside_table_functions() {
+    let c = setup();
+    assert_eq!(
+        run(
+            &c,
+            "SELECT count(*) FROM generate_series(
+                array_lower(string_to_array(current_setting('search_path'), ','), 1),
+                array_upper(string_to_array(current_setting('search_path'), ','), 1)) AS i"
+        ),
+        [["2"]]
+    );
+    assert_eq!(
+        run(&c, "SELECT current_schema(), session_user IS NOT NULL"),
+        [["public", "true"]]
+    );
+}

@@ -172,9 +172,9 @@ pub fn prepare(
     st.insert_only = !st.writes.is_empty() && only_inserts(text, &cmd);
     if !duck {
         if let Command::Show { name } = &cmd {
-            let shown = name.rsplit('.').next().unwrap_or(name).replace(' ', "_");
+            let shown = name.rsplit('.').next().unwrap_or(name);
             st.columns = vec![Column {
-                name: shown,
+                name: crate::compat::show_column(shown),
                 ty: DuckType::Varchar,
             }];
         }
@@ -211,6 +211,19 @@ pub fn prepare(
     }
     let rewritten = crate::compat::rewrite(text);
     let base = rewritten.as_deref().unwrap_or(text);
+    // DuckDB prepares SHOW / DESCRIBE / SUMMARIZE without result columns and
+    // only learns them when it runs; as a subquery they are known up front, so
+    // Describe can announce the row the client will get.
+    let as_query;
+    let base = if shows_rows(base) {
+        as_query = format!(
+            "SELECT * FROM ({}) AS _duckmv_show",
+            base.trim().trim_end_matches(';')
+        );
+        as_query.as_str()
+    } else {
+        base
+    };
     // Types the client declared in Parse are written into the statement as
     // casts, so DuckDB types the statement as the client will bind it.
     let declared: Vec<Option<DuckType>> = st
@@ -263,6 +276,14 @@ pub fn prepare(
     }
     st.kind = StmtKind::Duck(RefCell::new(p));
     Ok(st)
+}
+
+/// DuckDB's statements that answer with rows but are no query.
+fn shows_rows(sql: &str) -> bool {
+    matches!(
+        sql::lex::leading_words(sql, 1).first().map(String::as_str),
+        Some("SHOW" | "DESCRIBE" | "SUMMARIZE")
+    ) && !sql.trim_start().starts_with('(')
 }
 
 /// The guard's checks for a statement DuckDB never prepares whole (multi-object DROP, upsert,

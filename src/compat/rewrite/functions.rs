@@ -10,6 +10,8 @@ pub(super) fn function(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Optio
     let name = t.text.to_ascii_lowercase();
     match name.as_str() {
         "format" if call => super::format::format_call(toks, i, edits),
+        "substring" if call => regex_substring(toks, i, edits),
+        "string_to_array" | "regexp_split_to_array" if call => scalar_in_from(toks, i, edits),
         "current_setting" if call => {
             let close = matching(toks, i + 1)?;
             let args = &toks[i + 2..close];
@@ -89,6 +91,142 @@ pub(super) fn function(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Optio
         }
         _ => None,
     }
+}
+
+/// `substring(s FROM 'pattern')`: PostgreSQL's regular-expression form
+/// (pgAdmin reads reloptions with it), where DuckDB expects a position. It
+/// gives the part matching the pattern's first parenthesized group, or the
+/// whole match when it has none, or NULL.
+fn regex_substring(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Option<usize> {
+    let close = matching(toks, i + 1)?;
+    let mut depth = 0usize;
+    let mut from = None;
+    for (j, t) in toks.iter().enumerate().take(close).skip(i + 2) {
+        if t.is_punct("(") || t.is_punct("[") {
+            depth += 1;
+        } else if t.is_punct(")") || t.is_punct("]") {
+            depth = depth.checked_sub(1)?;
+        } else if depth == 0 && t.is_kw("FROM") {
+            from = Some(j);
+        }
+    }
+    let from = from?;
+    let pattern = toks.get(from + 1).filter(|p| p.kind == Tok::Str)?;
+    if from + 2 != close {
+        return None;
+    }
+    let macro_name = if unquote(&pattern.text).contains('(') {
+        "duckmv._substring_group"
+    } else {
+        "duckmv._substring_match"
+    };
+    edits.push(Edit {
+        start: toks[i].start,
+        end: toks[i].end,
+        text: macro_name.into(),
+    });
+    edits.push(Edit {
+        start: toks[from].start,
+        end: toks[from].end,
+        text: ",".into(),
+    });
+    Some(i + 2)
+}
+
+/// A scalar function in a FROM list (Grafana: `FROM generate_series(…) i,
+/// string_to_array(…) s`), which PostgreSQL reads as a one-row table whose
+/// column is named like the table. DuckDB takes only table functions there,
+/// so the call becomes a one-row subquery under the same name.
+fn scalar_in_from(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Option<usize> {
+    if i == 0 || !in_from_list(toks, i - 1) {
+        return None;
+    }
+    let close = matching(toks, i + 1)?;
+    let mut alias_at = close + 1;
+    if toks.get(alias_at).is_some_and(|t| t.is_kw("AS")) {
+        alias_at += 1;
+    }
+    let alias = toks.get(alias_at).and_then(|t| match t.kind {
+        Tok::Ident => Some(t.text.clone()),
+        Tok::Word if !ENDS_FROM_ITEM.contains(&t.text.as_str()) => Some(t.text.to_lowercase()),
+        _ => None,
+    });
+    let quote = |n: &str| format!("\"{}\"", n.replace('"', "\"\""));
+    let after = match &alias {
+        // `f(…) s` -> `(SELECT f(…) AS "s") s`
+        Some(a) => format!(" AS {})", quote(a)),
+        // Unaliased, the table and its column take the function's name.
+        None => {
+            let n = quote(&toks[i].text.to_lowercase());
+            format!(" AS {n}) {n}")
+        }
+    };
+    edits.push(Edit {
+        start: toks[i].start,
+        end: toks[i].start,
+        text: "(SELECT ".into(),
+    });
+    edits.push(Edit {
+        start: toks[close].end,
+        end: toks[close].end,
+        text: after,
+    });
+    Some(i + 2)
+}
+
+/// Words that end a FROM item (so are no alias).
+const ENDS_FROM_ITEM: &[&str] = &[
+    "ON",
+    "USING",
+    "JOIN",
+    "LEFT",
+    "RIGHT",
+    "INNER",
+    "FULL",
+    "CROSS",
+    "NATURAL",
+    "WHERE",
+    "GROUP",
+    "ORDER",
+    "HAVING",
+    "LIMIT",
+    "OFFSET",
+    "UNION",
+    "EXCEPT",
+    "INTERSECT",
+    "WINDOW",
+];
+
+/// Whether the token at `j` (a `,`, FROM or JOIN) opens an item of a FROM list.
+fn in_from_list(toks: &[Token], j: usize) -> bool {
+    let t = &toks[j];
+    if t.is_kw("FROM") || t.is_kw("JOIN") {
+        return true;
+    }
+    if !t.is_punct(",") {
+        return false;
+    }
+    // The clause this comma belongs to: the nearest clause keyword at its depth.
+    let mut depth = 0usize;
+    for k in (0..j).rev() {
+        let t = &toks[k];
+        if t.is_punct(")") || t.is_punct("]") {
+            depth += 1;
+        } else if t.is_punct("(") || t.is_punct("[") {
+            if depth == 0 {
+                return false;
+            }
+            depth -= 1;
+        } else if depth == 0 && t.kind == Tok::Word {
+            match t.text.as_str() {
+                "FROM" | "JOIN" => return true,
+                "SELECT" | "WHERE" | "ON" | "GROUP" | "ORDER" | "HAVING" | "VALUES" | "SET"
+                | "RETURNING" | "USING" => return false,
+                _ => {}
+            }
+        }
+    }
+    false
 }
 
 /// The text of a 'string' literal.

@@ -158,6 +158,9 @@ const TRIGGERS: &[&str] = &[
     "json_build_object",
     "::oid",
     "format",
+    "substring",
+    "string_to_array",
+    "regexp_split_to_array",
     "tableoid",
     "xmin",
 ];

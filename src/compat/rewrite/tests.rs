@@ -181,3 +181,33 @@ fn psql_describe_query() {
     assert!(!out.contains("pg_catalog"), "{out}");
     assert!(out.contains("c.relname  ~  '^(items)$'"), "{out}");
 }
+
+#[test]
+fn scalar_functions_in_from() {
+    assert_eq!(
+        rw("SELECT s[i] FROM generate_series(1, 2) AS i, string_to_array('a,b', ',') s"),
+        "SELECT s[i] FROM generate_series(1, 2) AS i, (SELECT string_to_array('a,b', ',') AS \"s\") s"
+    );
+    assert_eq!(
+        rw("SELECT * FROM string_to_array('a', ',')"),
+        "SELECT * FROM (SELECT string_to_array('a', ',') AS \"string_to_array\") \"string_to_array\""
+    );
+    // In a select list it is an ordinary call.
+    assert_eq!(rewrite("SELECT a, string_to_array(b, ',') s FROM t"), None);
+}
+
+#[test]
+fn regex_substring() {
+    assert_eq!(
+        rw("SELECT substring(x FROM 'a=([0-9]*)'), substring(y FROM 'b.'), substring(z FROM 2 FOR 3)"),
+        "SELECT duckmv._substring_group(x , 'a=([0-9]*)'), duckmv._substring_match(y , 'b.'), substring(z FROM 2 FOR 3)"
+    );
+}
+
+#[test]
+fn empty_select_list() {
+    assert_eq!(
+        rw("SELECT EXISTS (SELECT FROM t WHERE a) AND EXISTS (select\nwhere true)"),
+        "SELECT EXISTS (SELECT NULL FROM t WHERE a) AND EXISTS (select NULL\nwhere true)"
+    );
+}
