@@ -255,3 +255,122 @@ async fn write_conflict_is_reported_as_40001() {
         .get(0);
     assert_eq!(v, 1);
 }
+
+/// Result column names, as the simple protocol and the extended protocol's Describe report them.
+async fn column_names(c: &tokio_postgres::Client, sql: &str) -> (Vec<String>, Vec<String>) {
+    let simple = c
+        .simple_query(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .into_iter()
+        .find_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::RowDescription(cols) => {
+                Some(cols.iter().map(|c| c.name().to_string()).collect())
+            }
+            _ => None,
+        })
+        .unwrap_or_default();
+    let described = c
+        .prepare(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .columns()
+        .iter()
+        .map(|c| c.name().to_string())
+        .collect();
+    (simple, described)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unnamed_result_columns_take_postgres_names() {
+    let server = TestServer::start();
+    let c = server.client().await;
+    c.batch_execute("create table t (x varchar, n int); insert into t values ('1', 2)")
+        .await
+        .unwrap();
+    let sql = "select count(*), sum(n), 1, x::int, case when n > 1 then 'big' end, \
+               (select max(n) from t), n + 1, t.x, upper(x) as shout from t group by x, n";
+    let expected = [
+        "count", "sum", "?column?", "x", "case", "max", "?column?", "x", "shout",
+    ];
+    let (simple, described) = column_names(&c, sql).await;
+    assert_eq!(simple, expected);
+    assert_eq!(described, expected);
+    // Relations made from such queries keep the names.
+    c.batch_execute(
+        "create view v as select count(*), max(n) from t; \
+         create table c as select x::int, n * 2 from t; \
+         create materialized view m as select x, count(*) from t group by x",
+    )
+    .await
+    .unwrap();
+    for (rel, cols) in [
+        ("v", vec!["count", "max"]),
+        ("c", vec!["x", "?column?"]),
+        ("m", vec!["x", "count"]),
+    ] {
+        let (names, _) = column_names(&c, &format!("select * from {rel}")).await;
+        assert_eq!(names, cols, "{rel}");
+    }
+    let row = c.query_one("select count from m", &[]).await.unwrap();
+    assert_eq!(row.get::<_, i64>(0), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn words_duckdb_reserves_serve_as_names() {
+    let server = TestServer::start();
+    let c = server.client().await;
+    c.batch_execute(
+        "create table jt (id int, at timestamp, by text); \
+         insert into jt (id, at, by) values (1, '2024-05-01 10:00', 'me')",
+    )
+    .await
+    .unwrap();
+    let rows = c
+        .query(
+            "select at.id, at.by, at.at < '2030-01-01' as past from jt at where at.at > '2024-01-01' order by at",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].get::<_, String>(1), "me");
+    assert!(rows[0].get::<_, bool>(2));
+    let (names, _) = column_names(&c, "select at, by from jt").await;
+    assert_eq!(names, ["at", "by"]);
+    // pgAdmin's alias for pg_attribute.
+    let cols = c
+        .query(
+            "select at.attname from pg_catalog.pg_attribute at join pg_catalog.pg_class c \
+             on c.oid = at.attrelid where c.relname = 'jt' order by at.attnum",
+            &[],
+        )
+        .await
+        .unwrap();
+    let names: Vec<String> = cols.iter().map(|r| r.get(0)).collect();
+    assert_eq!(names, ["id", "at", "by"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_show_describes_its_row() {
+    let server = TestServer::start();
+    let c = server.client().await;
+    c.batch_execute("create table s (a int)").await.unwrap();
+    for (sql, column) in [
+        ("SHOW TimeZone", "TimeZone"),
+        ("SHOW transaction isolation level", "transaction_isolation"),
+        ("SHOW search_path", "search_path"),
+        ("SHOW threads", "threads"),
+        ("SHOW memory_limit", "memory_limit"),
+        ("SHOW TABLES", "name"),
+    ] {
+        let (simple, described) = column_names(&c, sql).await;
+        assert_eq!(described.first().map(String::as_str), Some(column), "{sql}");
+        assert_eq!(simple, described, "{sql}");
+        let rows = c
+            .query(sql, &[])
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        assert!(!rows.is_empty(), "{sql}");
+    }
+}
