@@ -374,3 +374,21 @@ async fn every_show_describes_its_row() {
         assert!(!rows.is_empty(), "{sql}");
     }
 }
+
+/// `SELECT FROM t` (an empty select list) gives t's rows without columns, as in PostgreSQL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn empty_select_list_gives_rows_without_columns() {
+    let server = TestServer::start();
+    let c = server.client().await;
+    c.batch_execute("create table e (a int); insert into e values (1), (2)")
+        .await
+        .unwrap();
+    let rows = c.query("select from e where a > 0", &[]).await.unwrap();
+    assert_eq!(rows.len(), 2);
+    assert!(rows.iter().all(|r| r.is_empty()));
+    let (counts, rows) = simple(&c, "SELECT FROM e").await.unwrap();
+    assert_eq!(counts, [2]);
+    assert!(rows.iter().all(|r| r.is_empty()));
+    let (names, described) = column_names(&c, "select from e").await;
+    assert!(names.is_empty() && described.is_empty());
+}

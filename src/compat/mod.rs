@@ -31,6 +31,10 @@ const TOOLS_SQL: &str = include_str!("catalog_tools.sql");
 /// own; authentication users are not DuckDB users).
 const ROLE: &str = "duckmv";
 
+/// The name of the placeholder column a statement with an empty select list
+/// (`SELECT FROM t`) selects; the session sends its rows without it.
+pub const NO_COLUMNS: &str = "__duckmv_no_columns";
+
 /// The statement to hand DuckDB instead of `sql` (catalog names, casts,
 /// table storage parameters), or None to run it as is.
 pub fn rewrite(sql: &str) -> Option<String> {

@@ -39,6 +39,8 @@ pub struct Statement {
     insert_only: bool,
     params: Vec<DuckType>,
     columns: Vec<Column>,
+    /// An empty select list: rows without columns (DuckDB's placeholder column is dropped).
+    no_columns: bool,
 }
 
 impl Statement {
@@ -72,6 +74,9 @@ impl Statement {
         let StmtKind::Duck(p) = &self.kind else {
             return false;
         };
+        if self.no_columns {
+            return true;
+        }
         let kind = p.borrow().kind;
         if self.columns.is_empty() {
             return false;
@@ -164,6 +169,7 @@ pub fn prepare(
         insert_only: false,
         params: Vec::new(),
         columns: Vec::new(),
+        no_columns: false,
     };
     if text.trim().is_empty() {
         return Ok(st);
@@ -269,6 +275,12 @@ pub fn prepare(
         }
     }
     st.columns = p.columns.clone();
+    if let [only] = st.columns.as_slice() {
+        if only.name == crate::compat::NO_COLUMNS {
+            st.columns.clear();
+            st.no_columns = true;
+        }
+    }
     if !st.params.is_empty() && p.kind == StatementKind::Select && unresolved(&st.columns) {
         if let Some(cols) = describe_with_nulls(w, duck_sql, &st.params) {
             st.columns = cols;
@@ -371,6 +383,19 @@ pub struct Stream {
     sent: u64,
     /// An error DuckDB raised while the rest was buffered.
     failed: Option<SqlError>,
+    /// Rows are sent without their columns (`SELECT FROM t`).
+    no_columns: bool,
+}
+
+impl Stream {
+    /// A batch as it is sent: without columns for an empty select list.
+    fn keep(&self, b: RecordBatch) -> Result<RecordBatch, SqlError> {
+        if !self.no_columns {
+            return Ok(b);
+        }
+        b.project(&[])
+            .map_err(|e| SqlError::new("XX000", e.to_string()))
+    }
 }
 
 impl Portal {
@@ -391,7 +416,13 @@ pub fn buffer_rest(p: &mut Portal) {
         if let Some(mut r) = s.result.take() {
             loop {
                 match r.next_batch() {
-                    Ok(Some(b)) => s.queue.push_back(b),
+                    Ok(Some(b)) => match s.keep(b) {
+                        Ok(b) => s.queue.push_back(b),
+                        Err(e) => {
+                            s.failed = Some(e);
+                            break;
+                        }
+                    },
                     Ok(None) => break,
                     // Reported when the client fetches past the rows read.
                     Err(e) => {
@@ -463,6 +494,7 @@ pub fn execute(
                     cols,
                     sent: 0,
                     failed: None,
+                    no_columns: false,
                 };
                 fetch(&mut s, 0, out)?;
                 out.send(Reply::Complete(tag));
@@ -535,8 +567,12 @@ pub fn execute(
                 } else {
                     portal.formats.clone()
                 };
-                let cols = result
-                    .columns
+                let shown: &[crate::engine::Column] = if stmt.no_columns {
+                    &[]
+                } else {
+                    &result.columns
+                };
+                let cols = shown
                     .iter()
                     .enumerate()
                     .map(|(i, c)| {
@@ -547,7 +583,7 @@ pub fn execute(
                     })
                     .collect();
                 if describe {
-                    out.send(Reply::RowDescription(fields(&result.columns, &formats)));
+                    out.send(Reply::RowDescription(fields(shown, &formats)));
                 }
                 portal.state = PortalState::Streaming(Box::new(Stream {
                     result: Some(result),
@@ -556,6 +592,7 @@ pub fn execute(
                     cols,
                     sent: 0,
                     failed: None,
+                    no_columns: stmt.no_columns,
                 }));
             }
         }
@@ -633,7 +670,10 @@ fn fetch(s: &mut Stream, limit: u64, out: &Out) -> Result<bool, SqlError> {
             }
             match s.result.as_mut() {
                 Some(r) => match r.next_batch()? {
-                    Some(b) => s.queue.push_back(b),
+                    Some(b) => {
+                        let b = s.keep(b)?;
+                        s.queue.push_back(b)
+                    }
                     None => {
                         s.result = None;
                         return Ok(true);

@@ -280,10 +280,17 @@ fn plan(toks: &[Token]) -> Vec<Edit> {
         // `SELECT FROM t`: PostgreSQL allows an empty select list (EXISTS
         // (SELECT FROM …)); DuckDB needs something to select.
         if t.is_kw("SELECT") && next.is_some_and(|n| n.is_kw("FROM") || n.is_kw("WHERE")) {
+            // At the top the client gets rows without columns, as from PostgreSQL:
+            // the session drops the column so named.
+            let text = if i == 0 {
+                format!(" NULL AS {}", super::NO_COLUMNS)
+            } else {
+                " NULL".to_string()
+            };
             edits.push(Edit {
                 start: t.end,
                 end: t.end,
-                text: " NULL".into(),
+                text,
             });
         }
         let qualified =

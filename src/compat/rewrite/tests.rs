@@ -210,4 +210,8 @@ fn empty_select_list() {
         rw("SELECT EXISTS (SELECT FROM t WHERE a) AND EXISTS (select\nwhere true)"),
         "SELECT EXISTS (SELECT NULL FROM t WHERE a) AND EXISTS (select NULL\nwhere true)"
     );
+    assert_eq!(
+        rw("select from t"),
+        "select NULL AS __duckmv_no_columns from t"
+    );
 }
