@@ -4,17 +4,21 @@
 //! The bug: `RowIdColumnData::Filter` (src/storage/table/row_id_column_data.cpp) hands a table
 //! filter on the `rowid` column the number of *selected* rows as the vector's size, while the
 //! selection's indexes run over the whole vector. The bloom-filter executor that a hash join pushes
-//! into a scan sizes its hash buffer by that number and then writes hashes at the selection's
-//! indexes — past the end of the buffer. It happens whenever a join on `rowid` (DuckDB's late
-//! materialization of `ORDER BY … LIMIT`, `WHERE rowid IN (SELECT …)`, duckmv's MERGE rewrite)
-//! probes a row group that has deleted rows or another filter applied first. Minimal SQL (heap
-//! corruption under valgrind or AddressSanitizer; glibc aborts with "malloc(): invalid size" sooner
-//! or later):
+//! into a scan sizes its hash buffer, once, by the size it is handed first, and then writes hashes
+//! at the selection's indexes: past the end of the buffer when the first vector it saw had rows
+//! taken out by deletes or another filter. A join on `rowid` gets a bloom filter (rather than the
+//! exact prefix-range filter) when its row ids span more than 2^26, which is the case as soon as
+//! the build side holds a row inserted by the open transaction (local row ids start far above the
+//! stored ones). DuckDB joins on `rowid` for late materialization of `SELECT * … ORDER BY … LIMIT`,
+//! for `WHERE rowid IN (SELECT …)`, and in duckmv's MERGE rewrite. Minimal SQL; without the fix the
+//! server dies with SIGSEGV on every run (tests/soak.rs replays it):
 //!
 //! ```sql
-//! CREATE TABLE t AS SELECT range AS id, range % 10 AS k FROM range(100000);
+//! CREATE TABLE t AS SELECT range AS id, range % 16 AS k FROM range(100000);
 //! DELETE FROM t WHERE id % 3 = 0;
-//! SELECT count(*) FROM t WHERE rowid IN (SELECT rowid FROM t WHERE k = 1 LIMIT 5000);
+//! BEGIN;
+//! INSERT INTO t VALUES (-1, 1);
+//! SELECT * FROM t ORDER BY id LIMIT 5;
 //! ```
 //!
 //! The fix passes the vector's full size. libduckdb-sys compiles DuckDB in unity files; the one that
