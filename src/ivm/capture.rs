@@ -54,7 +54,8 @@ pub fn uninstall(db: &mut dyn Sql, plan: &Plan) -> Result<(), IvmError> {
         let Some(delta) = &s.delta else { continue };
         if s.kind == SourceKind::Table {
             let present = db.query(&format!(
-                "SELECT trigger_name FROM duckdb_triggers() WHERE schema_name = {} AND table_name = {}",
+                "SELECT trigger_name FROM duckdb_triggers() WHERE database_name = current_database() \
+                 AND schema_name = {} AND table_name = {}",
                 lit(&s.schema),
                 lit(&s.name)
             ))?;

@@ -31,8 +31,10 @@ pub fn bootstrap(db: &mut dyn Sql) -> Result<(), IvmError> {
     ] {
         db.exec(sql)?;
     }
-    // Added after the first release: which mode the last refresh used.
+    // Added after the first release: which mode the last refresh used, and the attached
+    // database of a source outside the server's own (NULL: the server's).
     db.exec("ALTER TABLE _duckmv.views ADD COLUMN IF NOT EXISTS last_refresh_mode VARCHAR")?;
+    db.exec("ALTER TABLE _duckmv.view_sources ADD COLUMN IF NOT EXISTS source_catalog VARCHAR")?;
     let current = db.query(
         "SELECT 1 FROM information_schema.columns WHERE table_schema = 'duckmv' AND table_name = 'views' \
          AND column_name = 'last_refresh_mode'",
@@ -97,12 +99,12 @@ pub fn find_view_by_id(db: &mut dyn Sql, id: i64) -> Result<Option<ViewRow>, Ivm
     rows.into_iter().next().map(row_from).transpose()
 }
 
-/// Whether any relation (table or view, ours or not) has this name.
+/// Whether any relation (table or view, ours or not) has this name in the server's database.
 pub fn relation_exists(db: &mut dyn Sql, schema: &str, name: &str) -> Result<bool, IvmError> {
     Ok(!db
         .query(&format!(
-            "SELECT 1 FROM information_schema.tables WHERE lower(table_schema) = lower({}) \
-             AND lower(table_name) = lower({})",
+            "SELECT 1 FROM information_schema.tables WHERE table_catalog = current_database() \
+             AND lower(table_schema) = lower({}) AND lower(table_name) = lower({})",
             lit(schema),
             lit(name)
         ))?
@@ -139,16 +141,17 @@ pub fn insert_view(db: &mut dyn Sql, row: &ViewRow) -> Result<(), IvmError> {
             SourceKind::Table => "table",
             SourceKind::View => "view",
         };
+        let null = || "NULL".to_string();
         db.exec(&format!(
-            "INSERT INTO _duckmv.view_sources VALUES ({}, {}, {}, {}, {}, {})",
+            "INSERT INTO _duckmv.view_sources (view_id, source_schema, source_name, kind, \
+             source_view_id, delta_table, source_catalog) VALUES ({}, {}, {}, {}, {}, {}, {})",
             row.id,
             lit(&s.schema),
             lit(&s.name),
             lit(kind),
-            s.view_id
-                .map(|v| v.to_string())
-                .unwrap_or_else(|| "NULL".into()),
-            s.delta.as_deref().map(lit).unwrap_or_else(|| "NULL".into())
+            s.view_id.map(|v| v.to_string()).unwrap_or_else(null),
+            s.delta.as_deref().map(lit).unwrap_or_else(null),
+            s.catalog.as_deref().map(lit).unwrap_or_else(null)
         ))?;
     }
     Ok(())
@@ -212,18 +215,25 @@ pub fn downstream_deltas(db: &mut dyn Sql, id: i64) -> Result<Vec<String>, IvmEr
     Ok(rows.into_iter().filter_map(|r| r[0].clone()).collect())
 }
 
-/// (id, schema, name) of the views that read the relation `schema.name`.
+/// (id, schema, name) of the views that read the relation `schema.name` of attached database
+/// `db_name` (None: the server's own).
 pub fn readers(
     db: &mut dyn Sql,
+    db_name: Option<&str>,
     schema: &str,
     name: &str,
 ) -> Result<Vec<(i64, String, String)>, IvmError> {
     if !catalog_exists(db)? {
         return Ok(Vec::new());
     }
+    let here = "lower(current_database())";
+    let wanted = db_name
+        .map(|c| format!("lower({})", lit(c)))
+        .unwrap_or_else(|| here.to_string());
     let rows = db.query(&format!(
         "SELECT DISTINCT v.id, v.schema, v.name FROM _duckmv.view_sources s JOIN _duckmv.views v ON v.id = s.view_id \
-         WHERE lower(s.source_schema) = lower({}) AND lower(s.source_name) = lower({}) ORDER BY v.id",
+         WHERE coalesce(lower(s.source_catalog), {here}) = {wanted} \
+         AND lower(s.source_schema) = lower({}) AND lower(s.source_name) = lower({}) ORDER BY v.id",
         lit(schema),
         lit(name)
     ))?;

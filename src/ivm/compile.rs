@@ -15,16 +15,18 @@ use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 
 mod joins;
+mod resolve;
 mod select_tests;
 mod subagg;
 
-use super::catalog;
 use super::plan::{
     AggFn, AggKind, Aggregate, Block, Body, Item, ItemFrom, Plan, Rel, Source, SourceKind,
 };
 use super::semi::{Exists, Guard};
 use super::text::{ident, sanitize};
 use super::{IvmError, Sql};
+pub(super) use resolve::current_database;
+use resolve::resolve;
 
 /// Joins wider than this are recomputed: inclusion–exclusion needs 2ⁿ−1 terms.
 const MAX_JOIN_INPUTS: usize = 8;
@@ -145,10 +147,7 @@ fn full_plan(
                 continue;
             }
             if let Some(src) = resolve(db, &parts)? {
-                if !sources
-                    .iter()
-                    .any(|s| s.schema == src.schema && s.name == src.name)
-                {
+                if !sources.iter().any(|s| same_relation(s, &src)) {
                     sources.push(src);
                 }
             }
@@ -164,6 +163,10 @@ fn full_plan(
         },
         strategy: format!("full: {reason}"),
     })
+}
+
+fn same_relation(a: &Source, b: &Source) -> bool {
+    a.catalog == b.catalog && a.schema == b.schema && a.name == b.name
 }
 
 struct CteNames<'a>(&'a mut HashSet<String>);
@@ -186,58 +189,6 @@ fn name_parts(n: &ObjectName) -> Vec<String> {
             ObjectNamePart::Function(f) => f.name.value.clone(),
         })
         .collect()
-}
-
-/// Looks a table name up: a materialized view of ours, or a base table. Anything else (plain
-/// views, table functions) is not a source we can capture.
-fn resolve(db: &mut dyn Sql, parts: &[String]) -> Result<Option<Source>, IvmError> {
-    let (schema, name) = match parts {
-        [n] => ("main".to_string(), n.clone()),
-        [s, n] | [_, s, n] => (s.clone(), n.clone()),
-        _ => return Ok(None),
-    };
-    if let Some(v) = catalog::find_view(db, &schema, &name)? {
-        return Ok(Some(Source {
-            schema: v.schema.clone(),
-            name: v.name.clone(),
-            kind: SourceKind::View,
-            view_id: Some(v.id),
-            columns: v.plan.columns.clone(),
-            relation: super::plan::output_view(v.id),
-            delta: None,
-        }));
-    }
-    let rows = db.query(&format!(
-        "SELECT table_schema, table_name FROM information_schema.tables WHERE lower(table_schema) = lower({}) \
-         AND lower(table_name) = lower({}) AND table_type = 'BASE TABLE'",
-        super::text::lit(&schema),
-        super::text::lit(&name)
-    ))?;
-    let Some(row) = rows.into_iter().next() else {
-        return Ok(None);
-    };
-    let (schema, name) = (
-        row[0].clone().unwrap_or_default(),
-        row[1].clone().unwrap_or_default(),
-    );
-    let cols = db.query(&format!(
-        "SELECT column_name FROM information_schema.columns WHERE table_schema = {} AND table_name = {} \
-         ORDER BY ordinal_position",
-        super::text::lit(&schema),
-        super::text::lit(&name)
-    ))?;
-    Ok(Some(Source {
-        relation: super::text::qualified(&schema, &name),
-        schema,
-        name,
-        kind: SourceKind::Table,
-        view_id: None,
-        columns: cols
-            .into_iter()
-            .map(|r| r[0].clone().unwrap_or_default())
-            .collect(),
-        delta: None,
-    }))
 }
 
 /// Aggregates a block refers to, with their state slots and argument columns.
@@ -697,14 +648,13 @@ impl<'a> Analyzer<'a> {
                         "a reference to {name}, which is not a base table or materialized view"
                     ));
                 };
+                if let Some(cat) = &src.catalog {
+                    return full(format!("a table in another attached database (\"{cat}\")"));
+                }
                 if src.kind == SourceKind::View {
                     self.features.insert("materialized view");
                 }
-                let idx = match self
-                    .sources
-                    .iter()
-                    .position(|s| s.schema == src.schema && s.name == src.name)
-                {
+                let idx = match self.sources.iter().position(|s| same_relation(s, &src)) {
                     Some(i) => i,
                     None => {
                         let mut src = src;
@@ -1322,6 +1272,9 @@ mod tests {
                 rows.push(vec![s("random"), s("false")]);
                 return Ok(rows);
             }
+            if sql == "SELECT current_database()" {
+                return Ok(vec![vec![s("memory")]]);
+            }
             if sql.contains("information_schema.columns") {
                 let cols: &[&str] = if sql.contains("'u'") {
                     &["k", "w"]
@@ -1333,7 +1286,7 @@ mod tests {
             if sql.contains("information_schema.tables") && sql.contains("BASE TABLE") {
                 for t in ["t", "u"] {
                     if sql.contains(&format!("lower('{t}')")) {
-                        return Ok(vec![vec![s("main"), s(t)]]);
+                        return Ok(vec![vec![s("memory"), s("main"), s(t)]]);
                     }
                 }
                 return Ok(vec![]);

@@ -29,7 +29,7 @@ pub use mode::RefreshMode;
 pub use view_cache::ViewCache;
 
 use catalog::ViewRow;
-use text::{ident, split_name};
+use text::{ident, split_name, split_qualified};
 
 /// What the IVM engine needs from a DuckDB connection. The server implements it for its session
 /// connection; tests implement it for `duckdb::Connection`.
@@ -103,7 +103,14 @@ pub fn bootstrap(db: &mut dyn Sql) -> Result<(), IvmError> {
 /// `CREATE MATERIALIZED VIEW`.
 pub fn create_view(db: &mut dyn Sql, v: &CreateView) -> Result<Outcome, IvmError> {
     bootstrap(db)?;
-    let (schema, name) = split_name(&v.name);
+    let (db_name, schema, name) = split_qualified(&v.name);
+    if let Some(d) = db_name {
+        if !d.eq_ignore_ascii_case(&compile::current_database(db)?) {
+            return Err(IvmError::Unsupported(format!(
+                "materialized views are created in the server's database, not in attached database \"{d}\""
+            )));
+        }
+    }
     if catalog::find_view(db, &schema, &name)?.is_some()
         || catalog::relation_exists(db, &schema, &name)?
     {
@@ -273,7 +280,7 @@ pub fn drop_views(
     let mut i = 0;
     while i < doomed.len() {
         let (schema, name) = (doomed[i].schema.clone(), doomed[i].name.clone());
-        for (id, _, reader) in catalog::readers(db, &schema, &name)? {
+        for (id, _, reader) in catalog::readers(db, None, &schema, &name)? {
             if doomed.iter().any(|d| d.id == id) {
                 continue;
             }
@@ -336,12 +343,12 @@ pub fn rename_view(db: &mut dyn Sql, name: &str, new_name: &str) -> Result<Outco
     Ok(Outcome::default())
 }
 
-/// Names of materialized views that read `table` (a base table or another view); the server
-/// refuses DROP/ALTER of such a table with SQLSTATE 2BP01 unless CASCADE, and on CASCADE calls
-/// [`drop_views`].
+/// Names of materialized views that read `table` (a base table or another view; `db.s.t` for a
+/// table in another attached database); the server refuses DROP of such a table with SQLSTATE
+/// 2BP01 unless CASCADE, and on CASCADE calls [`drop_views`].
 pub fn dependents(db: &mut dyn Sql, table: &str) -> Result<Vec<String>, IvmError> {
-    let (schema, name) = split_name(table);
-    Ok(catalog::readers(db, &schema, &name)?
+    let (db_name, schema, name) = split_qualified(table);
+    Ok(catalog::readers(db, db_name.as_deref(), &schema, &name)?
         .into_iter()
         .map(|(_, s, n)| if s == "main" { n } else { format!("{s}.{n}") })
         .collect())

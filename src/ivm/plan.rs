@@ -32,6 +32,11 @@ pub enum SourceKind {
 /// (whose refresh writes our delta table).
 #[derive(Serialize, Deserialize, Debug, Clone)]
 pub struct Source {
+    /// The attached database of a table outside the server's own (None: the server's). Such a
+    /// table cannot be captured: DuckDB lets a transaction write only one database, and its
+    /// writers would have to write our delta tables too.
+    #[serde(default)]
+    pub catalog: Option<String>,
     pub schema: String,
     pub name: String,
     pub kind: SourceKind,
@@ -780,6 +785,7 @@ mod tests {
 
     fn src(name: &str) -> Source {
         Source {
+            catalog: None,
             schema: "main".into(),
             name: name.into(),
             kind: SourceKind::Table,

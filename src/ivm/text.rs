@@ -19,6 +19,12 @@ pub fn qualified(schema: &str, name: &str) -> String {
 /// Splits a possibly qualified, possibly quoted name (`v`, `s.v`, `"My View"`) into
 /// (schema, name); the schema defaults to `main`.
 pub fn split_name(name: &str) -> (String, String) {
+    let (_, schema, name) = split_qualified(name);
+    (schema, name)
+}
+
+/// [`split_name`] keeping a three-part name's first part, the attached database.
+pub fn split_qualified(name: &str) -> (Option<String>, String, String) {
     let mut parts = Vec::new();
     let mut cur = String::new();
     let mut quoted = false;
@@ -37,7 +43,7 @@ pub fn split_name(name: &str) -> (String, String) {
     parts.push(cur);
     let name = parts.pop().unwrap_or_default();
     let schema = parts.pop().unwrap_or_else(|| "main".to_string());
-    (schema, name)
+    (parts.pop(), schema, name)
 }
 
 /// A name usable inside an internal identifier (`d_17_orders`).

@@ -67,14 +67,19 @@ fn ivm_err(e: ivm::IvmError) -> SqlError {
     SqlError::new(e.sqlstate(), e.to_string())
 }
 
-/// A view's name as the IVM engine reads it: quoted, with PostgreSQL's `public` as DuckDB's
-/// `main`.
+/// A relation's name as the IVM engine reads it: quoted, with PostgreSQL's `public` as DuckDB's
+/// `main` (and `main` for a three-part name's missing schema).
 fn display(n: &Name) -> String {
     let name = crate::sql::quote_ident(&n.name);
-    match n.schema.as_deref() {
-        Some(s) if s.eq_ignore_ascii_case("public") => format!("main.{name}"),
-        Some(s) => format!("{}.{name}", crate::sql::quote_ident(s)),
-        None => name,
+    let schema = match n.schema.as_deref() {
+        Some(s) if s.eq_ignore_ascii_case("public") => Some("main".to_string()),
+        Some(s) => Some(crate::sql::quote_ident(s)),
+        None => None,
+    };
+    match (&n.catalog, schema) {
+        (Some(c), Some(s)) => format!("{}.{s}.{name}", crate::sql::quote_ident(c)),
+        (None, Some(s)) => format!("{s}.{name}"),
+        _ => name,
     }
 }
 
@@ -203,7 +208,7 @@ pub fn check_statement(
                         Some("Use DROP MATERIALIZED VIEW to remove a materialized view.".into());
                     return Err(e);
                 }
-                let deps = ivm::dependents(&mut ConnSql(&w.conn), &n.name).map_err(ivm_err)?;
+                let deps = ivm::dependents(&mut ConnSql(&w.conn), &display(n)).map_err(ivm_err)?;
                 if deps.is_empty() {
                     continue;
                 }
@@ -261,6 +266,20 @@ pub fn check_statement(
                     );
                     e.hint =
                         Some("Drop the dependent materialized views first, or add CASCADE.".into());
+                    return Err(e);
+                }
+                if !in_server_database(n) {
+                    // The views live in the server's database; DuckDB lets one transaction
+                    // write only one database.
+                    let mut e = SqlError::new(
+                        "0A000",
+                        format!(
+                            "cannot drop {} and materialized view {} in one transaction: they are in different databases",
+                            n.name,
+                            deps.join(", ")
+                        ),
+                    );
+                    e.hint = Some("DROP MATERIALIZED VIEW first, then the table.".into());
                     return Err(e);
                 }
                 for d in &deps {
@@ -400,4 +419,11 @@ pub fn rewrite_for_capture(
         return Ok(None);
     }
     r.map(Some).map_err(|m| SqlError::new("0A000", m))
+}
+
+/// Whether `n` names a relation of the server's own database (not of another attached one).
+fn in_server_database(n: &Name) -> bool {
+    n.catalog
+        .as_deref()
+        .is_none_or(|c| c.eq_ignore_ascii_case(crate::engine::CATALOG))
 }

@@ -5,9 +5,11 @@
 use super::lex::{tokenize, tokenize_prefix, Tok, Token};
 use crate::engine::StatementKind;
 
-/// A (possibly schema-qualified) object name as written.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A (possibly schema- or catalog-qualified) object name as written.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Name {
+    /// The attached database of a three-part name.
+    pub catalog: Option<String>,
     pub schema: Option<String>,
     pub name: String,
 }
@@ -15,10 +17,15 @@ pub struct Name {
 impl Name {
     /// The name quoted for DuckDB.
     pub fn quoted(&self) -> String {
-        match &self.schema {
-            Some(s) => format!("{}.{}", quote_ident(s), quote_ident(&self.name)),
-            None => quote_ident(&self.name),
+        let mut parts: Vec<String> = Vec::with_capacity(3);
+        if let Some(c) = &self.catalog {
+            parts.push(quote_ident(c));
         }
+        if let Some(s) = &self.schema {
+            parts.push(quote_ident(s));
+        }
+        parts.push(quote_ident(&self.name));
+        parts.join(".")
     }
 }
 
@@ -298,7 +305,7 @@ fn ident_text(t: &Token, _sql: &str) -> String {
     }
 }
 
-/// Reads `a` or `a.b` (or `a.b.c`, keeping the last two parts) at `i`.
+/// Reads `a`, `a.b` or `a.b.c` at `i`.
 fn parse_name(toks: &[Token], i: usize) -> Option<(Name, usize)> {
     let mut parts = Vec::new();
     let mut j = i;
@@ -321,7 +328,15 @@ fn parse_name(toks: &[Token], i: usize) -> Option<(Name, usize)> {
     }
     let name = parts.pop()?;
     let schema = parts.pop();
-    Some((Name { schema, name }, j))
+    let catalog = parts.pop();
+    Some((
+        Name {
+            catalog,
+            schema,
+            name,
+        },
+        j,
+    ))
 }
 
 fn parse_drop_list(toks: &[Token], mut i: usize) -> Result<(Vec<Name>, bool, bool), ClassifyError> {
@@ -587,7 +602,8 @@ mod tests {
             Command::CreateMatView {
                 name: Name {
                     schema: Some("s".into()),
-                    name: "v".into()
+                    name: "v".into(),
+                    ..Default::default()
                 },
                 columns: Some(vec!["a".into(), "B".into()]),
                 query: "SELECT 1, 2".into(),
@@ -605,7 +621,8 @@ mod tests {
             Command::RefreshMatView {
                 name: Name {
                     schema: None,
-                    name: "v".into()
+                    name: "v".into(),
+                    ..Default::default()
                 },
                 with_data: true
             }
@@ -616,11 +633,13 @@ mod tests {
                 names: vec![
                     Name {
                         schema: None,
-                        name: "a".into()
+                        name: "a".into(),
+                        ..Default::default()
                     },
                     Name {
                         schema: None,
-                        name: "b".into()
+                        name: "b".into(),
+                        ..Default::default()
                     }
                 ],
                 if_exists: true,
@@ -632,7 +651,8 @@ mod tests {
             Command::RenameMatView {
                 name: Name {
                     schema: None,
-                    name: "a".into()
+                    name: "a".into(),
+                    ..Default::default()
                 },
                 new_name: "b".into()
             }

@@ -73,8 +73,10 @@ pub fn parse_copy(sql: &str) -> Result<Option<Copy>, String> {
             }
         }
         let name = parts.pop().ok_or("COPY needs a table name")?;
+        let schema = parts.pop();
         table = Some(Name {
-            schema: parts.pop(),
+            catalog: parts.pop(),
+            schema,
             name,
         });
     }
