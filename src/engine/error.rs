@@ -74,6 +74,10 @@ pub fn sqlstate_for(message: &str, kind: u32) -> &'static str {
     if has("division by zero") || has("divide by zero") || kind == 6 {
         return "22012";
     }
+    // MERGE's cardinality violation: a target row matched by two source rows.
+    if has("cannot affect the same target row") {
+        return "21000";
+    }
     // Raised by the body of an unpopulated materialized view.
     if has("has not been populated") {
         return "55000";

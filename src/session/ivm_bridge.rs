@@ -380,45 +380,54 @@ pub fn rewrite_for_capture(
     w: &mut Worker,
     text: &str,
 ) -> Result<Option<sql::upsert::Rewrite>, SqlError> {
-    use ivm::Sql;
-    let first = sql::lex::leading_words(text, 1);
-    let candidate = match first.first().map(String::as_str) {
-        Some("MERGE") => true,
-        Some("INSERT") => text.to_ascii_uppercase().contains("CONFLICT"),
-        _ => false,
-    };
+    let toks = sql::lex::tokenize_prefix(text, 3);
+    let merge = toks.first().is_some_and(|t| t.is_kw("MERGE"));
+    let or_replace = toks.get(1).is_some_and(|t| t.is_kw("OR"))
+        && toks.get(2).is_some_and(|t| t.is_kw("REPLACE"));
+    let candidate = merge
+        || toks.first().is_some_and(|t| t.is_kw("INSERT"))
+            && (or_replace || text.to_ascii_uppercase().contains("CONFLICT"));
     if !candidate {
         return Ok(None);
     }
-    let conn = &w.conn;
-    let mut columns = |t: &str| -> Result<Vec<String>, String> {
-        let q = format!(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = '{}' AND table_schema NOT IN ('_duckmv') ORDER BY ordinal_position",
-            t.replace('\'', "''")
-        );
-        let rows = ConnSql(conn).query(&q).map_err(|e| e.message)?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|r| r.into_iter().next().flatten())
-            .collect())
-    };
-    let Some(r) = sql::upsert::rewrite(text, &mut columns) else {
+    let Some(target) = sql::write_targets(text).into_iter().next() else {
         return Ok(None);
     };
-    let table = match &r {
-        Ok(r) => r.table.clone(),
-        Err(_) => sql::write_targets(text)
-            .first()
-            .map(|n| n.name.clone())
-            .unwrap_or_default(),
-    };
-    if ivm::dependents(&mut ConnSql(&w.conn), &table)
-        .map_err(ivm_err)?
-        .is_empty()
-    {
+    // Tables of other attached databases have no capture triggers: DuckDB runs these itself.
+    if !in_server_database(&target) {
         return Ok(None);
     }
-    r.map(Some).map_err(|m| SqlError::new("0A000", m))
+    let deps = ivm::dependents(&mut ConnSql(&w.conn), &display(&target)).map_err(ivm_err)?;
+    if deps.is_empty() {
+        return Ok(None);
+    }
+    let conn = &w.conn;
+    let mut columns = |_: &str| table_columns(conn, &target);
+    let refuse = |what: &str| {
+        let mut e = SqlError::new(
+            "0A000",
+            format!(
+                "{what} is not supported on table {}, which materialized view {} reads",
+                target.name, deps[0]
+            ),
+        );
+        e.hint = Some(if merge {
+            "Write each clause as UPDATE SET col = …, INSERT [(cols)] VALUES (…), DELETE or DO NOTHING."
+                .into()
+        } else {
+            "Use INSERT … ON CONFLICT (key columns) DO UPDATE SET …".into()
+        });
+        e
+    };
+    match sql::upsert::rewrite(text, &mut columns) {
+        Some(r) => r.map(Some).map_err(|r| SqlError::new(r.code, r.message)),
+        // What the parser cannot read here is DuckDB's own syntax (UPDATE or INSERT without a
+        // column list, INSERT BY NAME, THEN ERROR) or a mistake; DuckDB cannot run either on a
+        // table with capture triggers.
+        None if merge => Err(refuse("this form of MERGE")),
+        None if or_replace => Err(refuse("INSERT OR REPLACE")),
+        None => Ok(None),
+    }
 }
 
 /// Whether `n` names a relation of the server's own database (not of another attached one).
@@ -426,4 +435,31 @@ fn in_server_database(n: &Name) -> bool {
     n.catalog
         .as_deref()
         .is_none_or(|c| c.eq_ignore_ascii_case(crate::engine::CATALOG))
+}
+
+/// The columns of `table`, in order, from the database and schema it names.
+fn table_columns(conn: &Conn, table: &Name) -> Result<Vec<String>, String> {
+    use ivm::Sql;
+    let lit = |s: &str| format!("'{}'", s.replace('\'', "''"));
+    let db = table
+        .catalog
+        .as_deref()
+        .map(lit)
+        .unwrap_or_else(|| "current_database()".into());
+    let schema = match table.schema.as_deref() {
+        None => "main",
+        Some(s) if s.eq_ignore_ascii_case("public") => "main",
+        Some(s) => s,
+    };
+    let q = format!(
+        "SELECT column_name FROM information_schema.columns WHERE lower(table_catalog) = lower({db}) \
+         AND lower(table_schema) = lower({}) AND lower(table_name) = lower({}) ORDER BY ordinal_position",
+        lit(schema),
+        lit(&table.name)
+    );
+    let rows = ConnSql(conn).query(&q).map_err(|e| e.message)?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .collect())
 }

@@ -458,6 +458,13 @@ pub fn write_targets(sql: &str) -> Vec<Name> {
             "INSERT" | "MERGE" if toks.get(i + 1).is_some_and(|n| n.is_kw("INTO")) => {
                 parse_name(&toks, i + 2)
             }
+            // DuckDB's INSERT OR REPLACE / OR IGNORE INTO.
+            "INSERT"
+                if toks.get(i + 1).is_some_and(|n| n.is_kw("OR"))
+                    && toks.get(i + 3).is_some_and(|n| n.is_kw("INTO")) =>
+            {
+                parse_name(&toks, i + 4)
+            }
             "DELETE" if toks.get(i + 1).is_some_and(|n| n.is_kw("FROM")) => {
                 parse_name(&toks, i + 2)
             }
@@ -690,6 +697,7 @@ mod tests {
             vec!["a", "b"]
         );
         assert_eq!(names("update s.t set a = 1"), vec!["t"]);
+        assert_eq!(names("insert or replace into t values (1)"), vec!["t"]);
         assert_eq!(names("truncate table t"), vec!["t"]);
         assert!(names("select * from t for update").is_empty());
     }

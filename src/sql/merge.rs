@@ -12,15 +12,16 @@
 //!
 //! All decisions are made before the first change, so one clause's changes cannot move rows into
 //! another's; each target row is touched by at most one clause, found again by its rowid.
-//! `RETURNING` lists (over the target's columns and `merge_action()`) are attached to each
-//! applying statement, and their rows are the MERGE's rows.
+//! `RETURNING` lists (over the target's columns and `merge_action()`, or DuckDB's bare
+//! `merge_action`) are attached to each applying statement, and their rows are the MERGE's rows.
 
 use sqlparser::ast::{
-    Expr, Function, MergeAction, MergeClause, MergeClauseKind, MergeInsertKind, MergeUpdateKind,
-    OutputClause, SelectItem, TableFactor, Value, VisitMut, VisitorMut,
+    Expr, Function, Ident, MergeAction, MergeClause, MergeClauseKind, MergeInsertKind,
+    MergeUpdateKind, ObjectName, ObjectNamePart, OutputClause, SelectItem,
+    SelectItemQualifiedWildcardKind, TableFactor, Value, VisitMut, VisitorMut,
 };
 
-use super::upsert::{last_part, Rewrite, Step};
+use super::upsert::{last_part, Refusal, Rewrite, Step};
 
 const SRC: &str = "_duckmv_merge_src";
 const MATCHED: &str = "_duckmv_merge_m";
@@ -37,20 +38,34 @@ struct Parts {
     /// The source's alias (its own name for a table).
     src: String,
     on: String,
-    returning: Option<String>,
+    returning: Option<Returning>,
 }
 
-pub fn rewrite(m: &sqlparser::ast::Merge) -> Result<Rewrite, String> {
-    let (table, tgt) = match &m.table {
-        TableFactor::Table { name, alias, .. } => (
-            name.to_string(),
-            alias
+/// A MERGE's RETURNING list, with `'{action}'` where `merge_action()` was.
+struct Returning {
+    /// For the UPDATE and DELETE statements, which name the target by its alias.
+    list: String,
+    /// For the INSERTs: DuckDB's INSERT … RETURNING does not see the target's alias, so the
+    /// columns it qualifies are qualified by the table's name instead.
+    for_insert: String,
+}
+
+pub fn rewrite(m: &sqlparser::ast::Merge) -> Result<Rewrite, Refusal> {
+    let (table, table_ident, tgt) = match &m.table {
+        TableFactor::Table { name, alias, .. } => {
+            let Some(ObjectNamePart::Identifier(last)) = name.0.last() else {
+                return Err("unsupported MERGE target".into());
+            };
+            // Unaliased, the target's columns are qualified by its last name part.
+            let tgt = alias
                 .as_ref()
                 .map(|a| a.name.to_string())
-                .unwrap_or_else(|| name.to_string()),
-        ),
+                .unwrap_or_else(|| last.to_string());
+            (name.to_string(), last.clone(), tgt)
+        }
         _ => return Err("unsupported MERGE target".into()),
     };
+    reachable(&m.clauses)?;
     let (source, src) = match &m.source {
         TableFactor::Table { name, alias, .. } => (
             name.to_string(),
@@ -67,7 +82,7 @@ pub fn rewrite(m: &sqlparser::ast::Merge) -> Result<Rewrite, String> {
         _ => return Err("unsupported MERGE source".into()),
     };
     let parts = Parts {
-        returning: returning(m.output.as_ref(), &src)?,
+        returning: returning(m.output.as_ref(), &src, &tgt, &table_ident)?,
         table,
         tgt,
         src,
@@ -151,7 +166,7 @@ pub fn rewrite(m: &sqlparser::ast::Merge) -> Result<Rewrite, String> {
         describe: p.returning.as_ref().map(|r| {
             format!(
                 "SELECT {} FROM {} AS {} LIMIT 0",
-                r.replace("'{action}'", "'INSERT'"),
+                r.list.replace("'{action}'", "'INSERT'"),
                 p.table,
                 p.tgt
             )
@@ -159,6 +174,32 @@ pub fn rewrite(m: &sqlparser::ast::Merge) -> Result<Rewrite, String> {
         steps,
         tag: "MERGE",
     })
+}
+
+/// Refuses a clause that follows an unconditional clause of its kind, as DuckDB and PostgreSQL
+/// do: it could never apply.
+fn reachable(clauses: &[MergeClause]) -> Result<(), Refusal> {
+    let group = |k: &MergeClauseKind| match k {
+        MergeClauseKind::Matched => "MATCHED",
+        MergeClauseKind::NotMatched | MergeClauseKind::NotMatchedByTarget => "NOT MATCHED",
+        MergeClauseKind::NotMatchedBySource => "NOT MATCHED BY SOURCE",
+    };
+    let mut unconditional: Vec<&str> = Vec::new();
+    for c in clauses {
+        let g = group(&c.clause_kind);
+        if unconditional.contains(&g) {
+            return Err(Refusal {
+                code: "42601",
+                message: format!(
+                    "unreachable WHEN {g} clause: an unconditional WHEN {g} clause comes before it"
+                ),
+            });
+        }
+        if c.predicate.is_none() {
+            unconditional.push(g);
+        }
+    }
+    Ok(())
 }
 
 /// `CASE WHEN cond1 THEN 1 WHEN cond2 THEN 2 … ELSE 0 END`: the first clause whose condition
@@ -214,7 +255,10 @@ fn change_target(
     let sql = match action {
         MergeAction::Update(u) => {
             let MergeUpdateKind::Set(assignments) = &u.kind else {
-                return Err("unsupported MERGE UPDATE form".into());
+                return Err(
+                    "MERGE … UPDATE SET * is not supported on a table that materialized views read: name the columns (UPDATE SET col = …)"
+                        .into(),
+                );
             };
             let set: Vec<String> = assignments.iter().map(|a| a.to_string()).collect();
             format!(
@@ -254,17 +298,15 @@ fn insert(p: &Parts, action: &MergeAction, n: usize) -> Result<Option<Step>, Str
         MergeInsertKind::Values(v) if v.rows.len() == 1 => {
             let exprs: Vec<String> = v.rows[0].iter().map(|e| e.to_string()).collect();
             format!(
-                "INSERT INTO {table} AS {tgt}{cols} SELECT {} FROM {NOT_MATCHED} AS {src} WHERE {CLAUSE} = {n}",
+                "INSERT INTO {table}{cols} SELECT {} FROM {NOT_MATCHED} AS {src} WHERE {CLAUSE} = {n}",
                 exprs.join(", "),
                 table = p.table,
-                tgt = p.tgt,
             )
         }
         MergeInsertKind::Values(_) => return Err("MERGE INSERT takes one row".into()),
         _ => format!(
-            "INSERT INTO {table} AS {tgt}{cols} SELECT {src}.* EXCLUDE ({CLAUSE}) FROM {NOT_MATCHED} AS {src} WHERE {CLAUSE} = {n}",
+            "INSERT INTO {table}{cols} SELECT {src}.* EXCLUDE ({CLAUSE}) FROM {NOT_MATCHED} AS {src} WHERE {CLAUSE} = {n}",
             table = p.table,
-            tgt = p.tgt,
         ),
     };
     Ok(Some(applying(p, sql, "INSERT")))
@@ -273,25 +315,47 @@ fn insert(p: &Parts, action: &MergeAction, n: usize) -> Result<Option<Step>, Str
 /// A statement that changes rows: with RETURNING when the MERGE has it.
 fn applying(p: &Parts, sql: String, verb: &str) -> Step {
     match &p.returning {
-        Some(r) => Step::Returning {
-            sql: format!(
-                "{sql} RETURNING {}",
-                r.replace("'{action}'", &format!("'{verb}'"))
-            ),
-        },
+        Some(r) => {
+            let list = if verb == "INSERT" {
+                &r.for_insert
+            } else {
+                &r.list
+            };
+            Step::Returning {
+                sql: format!(
+                    "{sql} RETURNING {}",
+                    list.replace("'{action}'", &format!("'{verb}'"))
+                ),
+            }
+        }
         None => Step::Run { sql, counted: true },
     }
 }
 
 /// The RETURNING list, with `merge_action()` as a placeholder literal each statement fills with
-/// its verb. Source columns cannot be returned: the INSERT statements do not see the source row.
-fn returning(output: Option<&OutputClause>, src: &str) -> Result<Option<String>, String> {
+/// its verb (the column keeps PostgreSQL's name, `merge_action`). Source columns cannot be
+/// returned: the INSERT statements do not see the source row.
+fn returning(
+    output: Option<&OutputClause>,
+    src: &str,
+    tgt: &str,
+    table: &Ident,
+) -> Result<Option<Returning>, Refusal> {
     let items = match output {
         None => return Ok(None),
         Some(OutputClause::Returning { select_items, .. }) => select_items,
         Some(OutputClause::Output { .. }) => return Err("MERGE … OUTPUT is not supported".into()),
     };
-    let mut items: Vec<SelectItem> = items.clone();
+    let mut items: Vec<SelectItem> = items
+        .iter()
+        .map(|i| match i {
+            SelectItem::UnnamedExpr(e) if is_merge_action(e) => SelectItem::ExprWithAlias {
+                expr: e.clone(),
+                alias: Ident::new("merge_action"),
+            },
+            other => other.clone(),
+        })
+        .collect();
     let mut v = MergeAction_ {
         src: src.to_string(),
         names_source: false,
@@ -300,10 +364,45 @@ fn returning(output: Option<&OutputClause>, src: &str) -> Result<Option<String>,
     if v.names_source {
         return Err(format!(
             "RETURNING of the source's columns ({src}) in MERGE is not supported on a table that materialized views read"
-        ));
+        )
+        .into());
     }
-    let list: Vec<String> = items.iter().map(|i| i.to_string()).collect();
-    Ok(Some(list.join(", ")))
+    let list = |items: &[SelectItem]| {
+        items
+            .iter()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let plain = list(&items);
+    let mut requalify = Requalify {
+        from: tgt.to_string(),
+        to: table.clone(),
+    };
+    let _ = items.visit(&mut requalify);
+    for i in &mut items {
+        if let SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::ObjectName(n), _) = i
+        {
+            if n.to_string().eq_ignore_ascii_case(tgt) {
+                *n = ObjectName::from(vec![table.clone()]);
+            }
+        }
+    }
+    Ok(Some(Returning {
+        list: plain,
+        for_insert: list(&items),
+    }))
+}
+
+/// `merge_action()` (PostgreSQL) or `merge_action` (DuckDB).
+fn is_merge_action(e: &Expr) -> bool {
+    match e {
+        Expr::Function(Function { name, .. }) => {
+            name.to_string().eq_ignore_ascii_case("merge_action")
+        }
+        Expr::Identifier(i) => i.value.eq_ignore_ascii_case("merge_action"),
+        _ => false,
+    }
 }
 
 /// Replaces `merge_action()` by the placeholder and notes references to the source alias.
@@ -317,9 +416,7 @@ impl VisitorMut for MergeAction_ {
     type Break = ();
     fn post_visit_expr(&mut self, e: &mut Expr) -> std::ops::ControlFlow<()> {
         match e {
-            Expr::Function(Function { name, .. })
-                if name.to_string().eq_ignore_ascii_case("merge_action") =>
-            {
+            e if is_merge_action(e) => {
                 *e = Expr::value(Value::SingleQuotedString("{action}".into()));
             }
             Expr::CompoundIdentifier(parts)
@@ -333,13 +430,31 @@ impl VisitorMut for MergeAction_ {
     }
 }
 
+/// Qualifies by `to` the column references qualified by the alias `from`.
+struct Requalify {
+    from: String,
+    to: Ident,
+}
+
+impl VisitorMut for Requalify {
+    type Break = ();
+    fn post_visit_expr(&mut self, e: &mut Expr) -> std::ops::ControlFlow<()> {
+        if let Expr::CompoundIdentifier(parts) = e {
+            if parts.len() == 2 && parts[0].to_string().eq_ignore_ascii_case(&self.from) {
+                parts[0] = self.to.clone();
+            }
+        }
+        std::ops::ControlFlow::Continue(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use sqlparser::dialect::GenericDialect;
     use sqlparser::parser::Parser;
 
-    fn plan(sql: &str) -> Result<Rewrite, String> {
+    fn plan(sql: &str) -> Result<Rewrite, Refusal> {
         let stmts = Parser::parse_sql(&GenericDialect {}, sql).unwrap();
         let sqlparser::ast::Statement::Merge(m) = &stmts[0] else {
             panic!("not a merge")
@@ -390,15 +505,56 @@ mod tests {
             .filter(|s| matches!(s, Step::Returning { .. }))
             .collect();
         assert_eq!(ret.len(), 2);
-        assert!(ret[0].sql().contains("RETURNING 'DELETE', t.id"));
-        assert!(ret[1].sql().contains("RETURNING 'INSERT', t.id"));
+        assert!(ret[0]
+            .sql()
+            .contains("RETURNING 'DELETE' AS merge_action, t.id"));
+        assert!(ret[1]
+            .sql()
+            .contains("RETURNING 'INSERT' AS merge_action, t.id"));
         assert!(r
             .describe
             .unwrap()
-            .starts_with("SELECT 'INSERT', t.id FROM t"));
+            .starts_with("SELECT 'INSERT' AS merge_action, t.id FROM t"));
         assert!(
             plan("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE RETURNING s.v")
                 .is_err()
         );
+    }
+
+    #[test]
+    fn inserts_return_columns_qualified_by_the_table_not_the_alias() {
+        let r = plan(
+            "MERGE INTO sch.t AS x USING s ON x.id = s.id WHEN MATCHED THEN DELETE \
+             WHEN NOT MATCHED THEN INSERT VALUES (s.id) RETURNING merge_action, x.id, x.*",
+        )
+        .unwrap();
+        let all = sqls(&r);
+        let ins = all.iter().find(|s| s.starts_with("INSERT")).unwrap();
+        assert!(ins.starts_with("INSERT INTO sch.t SELECT"), "{ins}");
+        assert!(
+            ins.ends_with("RETURNING 'INSERT' AS merge_action, t.id, t.*"),
+            "{ins}"
+        );
+        let del = all.iter().find(|s| s.starts_with("DELETE")).unwrap();
+        assert!(
+            del.ends_with("RETURNING 'DELETE' AS merge_action, x.id, x.*"),
+            "{del}"
+        );
+    }
+
+    #[test]
+    fn a_clause_after_an_unconditional_one_of_its_kind_is_refused() {
+        let e = plan(
+            "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE \
+             WHEN MATCHED AND s.v > 0 THEN UPDATE SET v = 1",
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.code, "42601");
+        assert!(plan(
+            "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE \
+             WHEN NOT MATCHED THEN DO NOTHING WHEN NOT MATCHED BY SOURCE THEN DELETE"
+        )
+        .is_ok());
     }
 }

@@ -26,6 +26,29 @@ pub struct Rewrite {
     pub describe: Option<String>,
 }
 
+/// Why a statement cannot run as plain statements: the SQLSTATE and message the client gets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// What the rewrite does not support (0A000).
+impl From<String> for Refusal {
+    fn from(message: String) -> Self {
+        Refusal {
+            code: "0A000",
+            message,
+        }
+    }
+}
+
+impl From<&str> for Refusal {
+    fn from(message: &str) -> Self {
+        message.to_string().into()
+    }
+}
+
 /// One statement of a [`Rewrite`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
@@ -62,7 +85,7 @@ impl Step {
 pub fn rewrite(
     sql: &str,
     columns: &mut dyn FnMut(&str) -> Result<Vec<String>, String>,
-) -> Option<Result<Rewrite, String>> {
+) -> Option<Result<Rewrite, Refusal>> {
     let stmts = Parser::parse_sql(&GenericDialect {}, sql).ok()?;
     let [stmt] = stmts.as_slice() else {
         return None;
@@ -75,13 +98,16 @@ pub fn rewrite(
             let OnConflictAction::DoUpdate(du) = &oc.action else {
                 return None;
             };
-            Some(rewrite_upsert(
-                ins,
-                oc.conflict_target.as_ref(),
-                &du.assignments,
-                du.selection.as_ref(),
-                columns,
-            ))
+            Some(
+                rewrite_upsert(
+                    ins,
+                    oc.conflict_target.as_ref(),
+                    &du.assignments,
+                    du.selection.as_ref(),
+                    columns,
+                )
+                .map_err(Refusal::from),
+            )
         }
         Statement::Merge(m) => Some(super::merge::rewrite(m)),
         _ => None,

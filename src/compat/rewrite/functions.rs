@@ -79,6 +79,15 @@ pub(super) fn function(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Optio
             });
             Some(i + 2)
         }
+        // PostgreSQL's merge_action() is DuckDB's bare merge_action.
+        "merge_action" if call && toks.get(i + 2).is_some_and(|n| n.is_punct(")")) => {
+            edits.push(Edit {
+                start: t.start,
+                end: toks[i + 2].end,
+                text: "merge_action".into(),
+            });
+            Some(i + 3)
+        }
         "version" if call && toks.get(i + 2).is_some_and(|n| n.is_punct(")")) => {
             if !after_catalog_dot(toks, i) {
                 edits.push(Edit {

@@ -156,6 +156,7 @@ const TRIGGERS: &[&str] = &[
     "current_catalog",
     "version",
     "json_build_object",
+    "merge_action",
     "::oid",
     "format",
     "substring",

@@ -215,3 +215,11 @@ fn empty_select_list() {
         "select NULL AS __duckmv_no_columns from t"
     );
 }
+
+#[test]
+fn merge_action_call() {
+    assert_eq!(
+        rw("MERGE INTO t USING s ON t.k = s.k WHEN MATCHED THEN DELETE RETURNING merge_action(), t.k"),
+        "MERGE INTO t USING s ON t.k = s.k WHEN MATCHED THEN DELETE RETURNING merge_action, t.k"
+    );
+}
