@@ -354,6 +354,12 @@ pub fn dependents(db: &mut dyn Sql, table: &str) -> Result<Vec<String>, IvmError
         .collect())
 }
 
+/// Whether any table or view (ours or not) is called `name`.
+pub fn relation_exists(db: &mut dyn Sql, name: &str) -> Result<bool, IvmError> {
+    let (schema, n) = split_name(name);
+    catalog::relation_exists(db, &schema, &n)
+}
+
 /// Whether `name` is one of our materialized views.
 pub fn is_materialized_view(db: &mut dyn Sql, name: &str) -> Result<bool, IvmError> {
     let (schema, n) = split_name(name);

@@ -104,14 +104,8 @@ pub fn run_command(w: &mut Worker, cmd: &Command, out: &Out) -> Result<String, S
             )?;
             w.capture.bump_at_end = true;
             w.prepare_create(query)?;
-            if *or_replace
-                && ivm::is_materialized_view(&mut ConnSql(&w.conn), &display(name))
-                    .map_err(ivm_err)?
-            {
-                // Views that read it keep it from being replaced, as DROP without CASCADE.
-                ivm::drop_views(&mut ConnSql(&w.conn), &[display(name)], false, false)
-                    .map_err(ivm_err)?;
-                reload_matviews(w);
+            if *or_replace {
+                replace_existing(w, name)?;
             }
             let v = ivm::CreateView {
                 name: display(name),
@@ -173,6 +167,51 @@ pub fn run_command(w: &mut Worker, cmd: &Command, out: &Out) -> Result<String, S
         out.send(Reply::Notice(SqlError::new("00000", n)));
     }
     Ok(outcome.1)
+}
+
+/// CREATE OR REPLACE MATERIALIZED VIEW drops the view it replaces first (the new one gets a new
+/// id, so cached plans of the old one cannot be used for it). Views that read it keep it from
+/// being replaced, as they keep it from being dropped; a table or plain view is not replaced.
+fn replace_existing(w: &mut Worker, name: &Name) -> Result<(), SqlError> {
+    let n = display(name);
+    let mut db = ConnSql(&w.conn);
+    if !ivm::is_materialized_view(&mut db, &n).map_err(ivm_err)? {
+        if ivm::relation_exists(&mut db, &n).map_err(ivm_err)? {
+            let mut e = SqlError::new(
+                "42809",
+                format!("\"{}\" is not a materialized view", name.name),
+            );
+            e.hint = Some("Drop it first, or choose another name.".into());
+            return Err(e);
+        }
+        return Ok(());
+    }
+    let deps = ivm::dependents(&mut db, &n).map_err(ivm_err)?;
+    if !deps.is_empty() {
+        let mut e = SqlError::new(
+            "2BP01",
+            format!(
+                "cannot replace materialized view {} because other objects depend on it",
+                name.name
+            ),
+        );
+        e.detail = Some(
+            deps.iter()
+                .map(|d| {
+                    format!(
+                        "materialized view {d} depends on materialized view {}",
+                        name.name
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        );
+        e.hint = Some("Drop the dependent materialized views first.".into());
+        return Err(e);
+    }
+    ivm::drop_views(&mut db, &[n], false, false).map_err(ivm_err)?;
+    reload_matviews(w);
+    Ok(())
 }
 
 fn check_internal_name(n: &Name) -> Result<(), SqlError> {
@@ -299,7 +338,12 @@ pub fn check_statement(
 
 /// Writes into a materialized view (42809) or into internal state (42501).
 pub fn check_writes(w: &Worker, text: &str) -> Result<(), SqlError> {
-    if let Some(n) = sql::replaced_relation(text).filter(|n| w.shared.is_matview(&n.name)) {
+    // The name set is a cheap first test; the catalog says whether this schema's is one.
+    let replaced = sql::replaced_relation(text).filter(|n| {
+        w.shared.is_matview(&n.name)
+            && ivm::is_materialized_view(&mut ConnSql(&w.conn), &display(n)).unwrap_or(true)
+    });
+    if let Some(n) = replaced {
         let mut e = SqlError::new("42809", format!("\"{}\" is a materialized view", n.name));
         e.hint = Some(
             "Use CREATE OR REPLACE MATERIALIZED VIEW, or DROP MATERIALIZED VIEW first.".into(),
