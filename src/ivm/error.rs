@@ -17,6 +17,13 @@ pub enum IvmError {
     /// Other objects depend on the object being dropped (2BP01).
     #[error("cannot drop {object} because other objects depend on it: {dependents}")]
     Dependents { object: String, dependents: String },
+    /// An ALTER TABLE would leave a view that reads the table without its columns (2BP01).
+    #[error("cannot alter table {table} because materialized view {view} depends on it: {reason}")]
+    AlterBlocked {
+        table: String,
+        view: String,
+        reason: String,
+    },
     /// A feature the engine does not support at all (0A000).
     #[error("{0}")]
     Unsupported(String),
@@ -41,7 +48,7 @@ impl IvmError {
             IvmError::AlreadyExists(_) => "42P07",
             IvmError::NoSuchView(_) => "42P01",
             IvmError::NotPopulated(_) => "55000",
-            IvmError::Dependents { .. } => "2BP01",
+            IvmError::Dependents { .. } | IvmError::AlterBlocked { .. } => "2BP01",
             IvmError::Unsupported(_) => "0A000",
             IvmError::Syntax(_) => "42601",
             IvmError::InvalidValue(_) => "22023",

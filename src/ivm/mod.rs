@@ -9,6 +9,7 @@
 //! SQL a refresh runs; `capture` owns delta tables and triggers; `refresh` applies deltas;
 //! `catalog` keeps `_duckmv.views` / `_duckmv.view_sources` and the user-facing `duckmv.views`.
 
+mod alter;
 mod capture;
 mod catalog;
 mod compile;
@@ -17,6 +18,7 @@ mod hot;
 mod keyed;
 mod mode;
 mod outer;
+mod pin;
 pub mod plan;
 mod refresh;
 mod semi;
@@ -24,6 +26,7 @@ mod term;
 mod text;
 mod view_cache;
 
+pub use alter::{alter_table, ColumnChange};
 pub use error::IvmError;
 pub use mode::RefreshMode;
 pub use view_cache::ViewCache;

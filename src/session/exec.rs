@@ -143,6 +143,8 @@ fn write_targets(text: &str, cmd: &Command) -> Vec<String> {
     match cmd {
         Command::Passthrough => sql::write_targets(text),
         Command::Copy(sql::copy::Copy::From { table, .. }) => vec![table.clone()],
+        // Views reading the table are rebuilt by the ALTER: it waits for their writers.
+        Command::AlterRelation { name } => vec![name.clone()],
         _ => Vec::new(),
     }
     .into_iter()
@@ -457,7 +459,7 @@ pub fn execute(
             }
             StmtKind::Rewrite(r) => {
                 // Its write targets were checked when it was prepared.
-                ivm_bridge::check_statement(w, &stmt.command, &stmt.sql, out)?;
+                ivm_bridge::check_statement(w, &stmt.command, out)?;
                 let (n, rows) = run_steps(w, &r.steps)?;
                 let tag = match r.tag {
                     "INSERT" => format!("INSERT 0 {n}"),
@@ -545,7 +547,12 @@ pub fn execute(
                 return Ok(());
             }
             StmtKind::Duck(p) => {
-                ivm_bridge::check_statement(w, &stmt.command, &stmt.sql, out)?;
+                ivm_bridge::check_statement(w, &stmt.command, out)?;
+                if let Some(tag) = ivm_bridge::alter_tracked(w, &stmt.command, &stmt.sql, out)? {
+                    out.send(Reply::Complete(tag));
+                    portal.state = PortalState::Done;
+                    return Ok(());
+                }
                 let mut p = p.borrow_mut();
                 p.clear_bindings();
                 for (i, v) in portal.params.iter().enumerate() {

@@ -228,12 +228,7 @@ fn check_internal_name(n: &Name) -> Result<(), SqlError> {
 }
 
 /// Checks run before DuckDB executes a statement.
-pub fn check_statement(
-    w: &mut Worker,
-    cmd: &Command,
-    text: &str,
-    out: &Out,
-) -> Result<(), SqlError> {
+pub fn check_statement(w: &mut Worker, cmd: &Command, out: &Out) -> Result<(), SqlError> {
     match cmd {
         // Write targets were checked once, when the statement was prepared.
         Command::Passthrough => {}
@@ -265,48 +260,6 @@ pub fn check_statement(
                     e.hint = Some("Use DROP ... CASCADE to drop the dependent objects too.".into());
                     return Err(e);
                 }
-                for d in &deps {
-                    out.send(Reply::Notice(SqlError::new(
-                        "00000",
-                        format!("drop cascades to materialized view {d}"),
-                    )));
-                }
-                ivm::drop_views(&mut ConnSql(&w.conn), &deps, true, true).map_err(ivm_err)?;
-                reload_matviews(w);
-            }
-        }
-        Command::AlterRelation { name } => {
-            check_internal_name(name)?;
-            if w.shared.is_matview(&name.name) {
-                return Err(SqlError::new(
-                    "42809",
-                    format!(
-                        "\"{}\" is a materialized view: use ALTER MATERIALIZED VIEW",
-                        name.name
-                    ),
-                ));
-            }
-            let deps = ivm::dependents(&mut ConnSql(&w.conn), &name.name).map_err(ivm_err)?;
-            if !deps.is_empty() {
-                let cascade = sql::lex::tokenize(text).iter().any(|t| t.is_kw("CASCADE"));
-                if !cascade {
-                    let mut e = SqlError::new(
-                        "2BP01",
-                        format!(
-                            "cannot alter {} because other objects depend on it",
-                            name.name
-                        ),
-                    );
-                    e.detail = Some(
-                        deps.iter()
-                            .map(|d| format!("materialized view {d} depends on {}", name.name))
-                            .collect::<Vec<_>>()
-                            .join("\n"),
-                    );
-                    e.hint =
-                        Some("Drop the dependent materialized views first, or add CASCADE.".into());
-                    return Err(e);
-                }
                 if !in_server_database(n) {
                     // The views live in the server's database; DuckDB lets one transaction
                     // write only one database.
@@ -331,9 +284,62 @@ pub fn check_statement(
                 reload_matviews(w);
             }
         }
+        Command::AlterRelation { name } => {
+            check_internal_name(name)?;
+            if w.shared.is_matview(&name.name) {
+                return Err(SqlError::new(
+                    "42809",
+                    format!(
+                        "\"{}\" is a materialized view: use ALTER MATERIALIZED VIEW",
+                        name.name
+                    ),
+                ));
+            }
+        }
         _ => {}
     }
     Ok(())
+}
+
+/// ALTER TABLE of a table materialized views read, run by the IVM engine so the views stay
+/// correct across it (see `ivm::alter_table`): its command tag, or None for any other statement.
+pub fn alter_tracked(
+    w: &mut Worker,
+    cmd: &Command,
+    text: &str,
+    out: &Out,
+) -> Result<Option<String>, SqlError> {
+    let Command::AlterRelation { name } = cmd else {
+        return Ok(None);
+    };
+    let table = display(name);
+    if ivm::dependents(&mut ConnSql(&w.conn), &table)
+        .map_err(ivm_err)?
+        .is_empty()
+    {
+        return Ok(None);
+    }
+    let change = match sql::alter::alter_op(text) {
+        sql::alter::AlterOp::InPlace => ivm::ColumnChange::InPlace,
+        sql::alter::AlterOp::RenameTable => ivm::ColumnChange::RenameTable,
+        sql::alter::AlterOp::Other { renamed, dropped } => {
+            ivm::ColumnChange::Rebuild { renamed, dropped }
+        }
+    };
+    let cascade = sql::lex::tokenize(text).iter().any(|t| t.is_kw("CASCADE"));
+    let duck_sql = crate::compat::rewrite(text).unwrap_or_else(|| text.to_string());
+    let o = ivm::alter_table(&mut ConnSql(&w.conn), &table, &duck_sql, &change, cascade)
+        .map_err(ivm_err)?;
+    reload_matviews(w);
+    for n in o.notices {
+        out.send(Reply::Notice(SqlError::new("00000", n)));
+    }
+    Ok(Some(sql::command_tag(
+        text,
+        crate::engine::StatementKind::Alter,
+        0,
+        false,
+    )))
 }
 
 /// Writes into a materialized view (42809) or into internal state (42501).

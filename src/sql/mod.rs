@@ -1,6 +1,7 @@
 //! Statement text: splitting a query string, reading what a statement is,
 //! and the command tags PostgreSQL clients expect.
 
+pub mod alter;
 pub mod classify;
 pub mod copy;
 pub mod depth;
