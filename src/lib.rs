@@ -11,5 +11,6 @@ pub mod ivm;
 pub mod server;
 pub mod session;
 pub mod sql;
+pub mod sqlstate;
 pub mod types;
 pub mod wire;

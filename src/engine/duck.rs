@@ -6,6 +6,7 @@
 //! talks to the C API directly. Results are handed out as Arrow record
 //! batches, one DuckDB chunk at a time, so they stream.
 
+use crate::sqlstate::SqlState;
 use std::ffi::{CStr, CString};
 use std::os::raw::c_char;
 use std::ptr;
@@ -260,8 +261,12 @@ impl Conn {
 
     pub fn prepare(&self, sql: &str) -> Result<Prepared, EngineError> {
         self.calls.set(self.calls.get() + 1);
-        let c_sql = CString::new(sql)
-            .map_err(|_| EngineError::with_state("statement contains a NUL byte", "22021"))?;
+        let c_sql = CString::new(sql).map_err(|_| {
+            EngineError::with_state(
+                "statement contains a NUL byte",
+                SqlState::CHARACTER_NOT_IN_REPERTOIRE,
+            )
+        })?;
         unsafe {
             let mut raw: ffi::duckdb_prepared_statement = ptr::null_mut();
             let rc = ffi::duckdb_prepare(self.raw, c_sql.as_ptr(), &mut raw);
@@ -389,7 +394,10 @@ impl Prepared {
             if rc != ffi::DuckDBSuccess {
                 let msg = borrow_c_string(ffi::duckdb_prepare_error(self.raw))
                     .unwrap_or_else(|| format!("could not bind parameter ${idx}"));
-                return Err(EngineError::with_state(msg, "22P02"));
+                return Err(EngineError::with_state(
+                    msg,
+                    SqlState::INVALID_TEXT_REPRESENTATION,
+                ));
             }
         }
         Ok(())
@@ -420,7 +428,10 @@ unsafe fn make_value(v: &ParamValue, target: &DuckType) -> Result<ffi::duckdb_va
                     let value = (*i as i128)
                         .checked_mul(10i128.pow(*scale as u32))
                         .ok_or_else(|| {
-                            EngineError::with_state("numeric value out of range", "22003")
+                            EngineError::with_state(
+                                "numeric value out of range",
+                                SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+                            )
                         })?;
                     ffi::duckdb_create_decimal(ffi::duckdb_decimal {
                         width: *width,
@@ -503,7 +514,7 @@ unsafe fn make_value(v: &ParamValue, target: &DuckType) -> Result<ffi::duckdb_va
         if val.is_null() {
             return Err(EngineError::with_state(
                 "could not convert parameter value",
-                "22P02",
+                SqlState::INVALID_TEXT_REPRESENTATION,
             ));
         }
         Ok(val)
@@ -514,7 +525,7 @@ fn narrow<T: TryFrom<i64>>(i: i64) -> Result<T, EngineError> {
     T::try_from(i).map_err(|_| {
         EngineError::with_state(
             format!("value {i} is out of range for its parameter type"),
-            "22003",
+            SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
         )
     })
 }

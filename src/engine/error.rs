@@ -1,6 +1,7 @@
 //! DuckDB errors, and the PostgreSQL SQLSTATE a client would get for the same
 //! mistake.
 
+use crate::sqlstate::SqlState;
 use std::fmt;
 
 /// An error reported by DuckDB (or by the engine wrapper around it).
@@ -11,7 +12,7 @@ pub struct EngineError {
     /// `duckdb_error_type` when DuckDB reported one, else 0.
     pub kind: u32,
     /// A SQLSTATE fixed by the caller, overriding the derived one.
-    pub state: Option<&'static str>,
+    pub state: Option<SqlState>,
 }
 
 impl EngineError {
@@ -22,7 +23,7 @@ impl EngineError {
             state: None,
         }
     }
-    pub fn with_state(message: impl Into<String>, state: &'static str) -> Self {
+    pub fn with_state(message: impl Into<String>, state: SqlState) -> Self {
         Self {
             message: message.into(),
             kind: 0,
@@ -30,11 +31,11 @@ impl EngineError {
         }
     }
     pub fn internal(message: impl Into<String>) -> Self {
-        Self::with_state(message, "XX000")
+        Self::with_state(message, SqlState::INTERNAL_ERROR)
     }
 
     /// The SQLSTATE PostgreSQL would report for this error.
-    pub fn sqlstate(&self) -> &'static str {
+    pub fn sqlstate(&self) -> SqlState {
         self.state
             .unwrap_or_else(|| sqlstate_for(&self.message, self.kind))
     }
@@ -67,55 +68,55 @@ impl std::error::Error for EngineError {}
 
 /// Maps DuckDB's error class (from the message prefix, or the C API's
 /// error type) and message to a SQLSTATE.
-pub fn sqlstate_for(message: &str, kind: u32) -> &'static str {
+pub fn sqlstate_for(message: &str, kind: u32) -> SqlState {
     let lower = message.to_ascii_lowercase();
     let class = message.split_once(" Error:").map(|(c, _)| c).unwrap_or("");
     let has = |s: &str| lower.contains(s);
     if has("division by zero") || has("divide by zero") || kind == 6 {
-        return "22012";
+        return SqlState::DIVISION_BY_ZERO;
     }
     // MERGE's cardinality violation: a target row matched by two source rows.
     if has("cannot affect the same target row") {
-        return "21000";
+        return SqlState::CARDINALITY_VIOLATION;
     }
     // Raised by the body of an unpopulated materialized view.
     if has("has not been populated") {
-        return "55000";
+        return SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE;
     }
     // A session tried to change a setting DuckDB holds only server-wide (see session/guard.rs).
     if has("can only be set globally")
         || has("cannot be set locally")
         || has("cannot be reset locally")
     {
-        return "42501";
+        return SqlState::INSUFFICIENT_PRIVILEGE;
     }
     match class {
-        "Parser" | "Syntax" => "42601",
+        "Parser" | "Syntax" => SqlState::SYNTAX_ERROR,
         "Catalog" => {
             if has("table with name") && has("does not exist")
                 || has("view with name") && has("does not exist")
             {
-                "42P01"
+                SqlState::UNDEFINED_TABLE
             } else if has("already exists") {
                 if has("schema") {
-                    "42P06"
+                    SqlState::DUPLICATE_SCHEMA
                 } else {
-                    "42P07"
+                    SqlState::DUPLICATE_TABLE
                 }
             } else if has("function") && has("does not exist")
                 || has("macro") && has("does not exist")
             {
-                "42883"
+                SqlState::UNDEFINED_FUNCTION
             } else if has("schema") && has("does not exist") {
-                "3F000"
+                SqlState::INVALID_SCHEMA_NAME
             } else if has("type") && has("does not exist") {
-                "42704"
+                SqlState::UNDEFINED_OBJECT
             } else if has("does not exist") || has("not found") {
-                "42P01"
+                SqlState::UNDEFINED_TABLE
             } else if has("depend") {
-                "2BP01"
+                SqlState::DEPENDENT_OBJECTS_STILL_EXIST
             } else {
-                "42704"
+                SqlState::UNDEFINED_OBJECT
             }
         }
         "Binder" => {
@@ -125,81 +126,83 @@ pub fn sqlstate_for(message: &str, kind: u32) -> &'static str {
                 || has("column") && has("not found")
                 || has("table") && has("does not have")
             {
-                "42703"
+                SqlState::UNDEFINED_COLUMN
             } else if has("no function matches")
                 || has("cannot compare values")
                 || has("no function")
             {
-                "42883"
+                SqlState::UNDEFINED_FUNCTION
             } else if has("group by") {
-                "42803"
+                SqlState::GROUPING_ERROR
             } else if has("ambiguous") {
-                "42702"
+                SqlState::AMBIGUOUS_COLUMN
             } else if has("already exists") {
-                "42P07"
+                SqlState::DUPLICATE_TABLE
             } else {
-                "42601"
+                SqlState::SYNTAX_ERROR
             }
         }
         "Constraint" => {
             if has("not null") {
-                "23502"
+                SqlState::NOT_NULL_VIOLATION
             } else if has("duplicate key") || has("unique") || has("primary key") {
-                "23505"
+                SqlState::UNIQUE_VIOLATION
             } else if has("foreign key") {
-                "23503"
+                SqlState::FOREIGN_KEY_VIOLATION
             } else if has("check constraint") {
-                "23514"
+                SqlState::CHECK_VIOLATION
             } else {
-                "23000"
+                SqlState::INTEGRITY_CONSTRAINT_VIOLATION
             }
         }
-        "Conversion" | "Invalid Input" if has("could not convert") || has("conversion") => "22P02",
-        "Conversion" => "22P02",
-        "Out of Range" => "22003",
+        "Conversion" | "Invalid Input" if has("could not convert") || has("conversion") => {
+            SqlState::INVALID_TEXT_REPRESENTATION
+        }
+        "Conversion" => SqlState::INVALID_TEXT_REPRESENTATION,
+        "Out of Range" => SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
         "TransactionContext" | "Transaction" => {
             if has("conflict") {
-                "40001"
+                SqlState::SERIALIZATION_FAILURE
             } else if has("aborted") {
-                "25P02"
+                SqlState::IN_FAILED_SQL_TRANSACTION
             } else {
-                "25000"
+                SqlState::INVALID_TRANSACTION_STATE
             }
         }
-        "INTERRUPT" | "Interrupt" => "57014",
-        "Not implemented" | "Not Implemented" => "0A000",
-        "Dependency" => "2BP01",
-        "Permission" => "42501",
-        "Out of Memory" => "53200",
-        "IO" => "58030",
-        "Invalid Input" => "22023",
-        "Sequence" => "2200H",
+        "INTERRUPT" | "Interrupt" => SqlState::QUERY_CANCELED,
+        "Not implemented" | "Not Implemented" => SqlState::FEATURE_NOT_SUPPORTED,
+        "Dependency" => SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
+        "Permission" => SqlState::INSUFFICIENT_PRIVILEGE,
+        "Out of Memory" => SqlState::OUT_OF_MEMORY,
+        "IO" => SqlState::IO_ERROR,
+        "Invalid Input" => SqlState::INVALID_PARAMETER_VALUE,
+        "Sequence" => SqlState::SEQUENCE_GENERATOR_LIMIT_EXCEEDED,
         _ => match kind {
-            1 => "22003",
-            2 => "22P02",
+            1 => SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+            2 => SqlState::INVALID_TEXT_REPRESENTATION,
             10 => {
                 if has("conflict") {
-                    "40001"
+                    SqlState::SERIALIZATION_FAILURE
                 } else {
-                    "25000"
+                    SqlState::INVALID_TRANSACTION_STATE
                 }
             }
-            11 => "0A000",
-            13 => "42P01",
-            14 | 22 => "42601",
-            18 => "23000",
-            24 => "42601",
-            29 => "57014",
-            33 => "53200",
-            34 => "42501",
-            37 => "2BP01",
+            11 => SqlState::FEATURE_NOT_SUPPORTED,
+            13 => SqlState::UNDEFINED_TABLE,
+            14 | 22 => SqlState::SYNTAX_ERROR,
+            18 => SqlState::INTEGRITY_CONSTRAINT_VIOLATION,
+            24 => SqlState::SYNTAX_ERROR,
+            29 => SqlState::QUERY_CANCELED,
+            33 => SqlState::OUT_OF_MEMORY,
+            34 => SqlState::INSUFFICIENT_PRIVILEGE,
+            37 => SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
             _ => {
                 if has("conflict") {
-                    "40001"
+                    SqlState::SERIALIZATION_FAILURE
                 } else if has("interrupted") {
-                    "57014"
+                    SqlState::QUERY_CANCELED
                 } else {
-                    "XX000"
+                    SqlState::INTERNAL_ERROR
                 }
             }
         },
@@ -214,43 +217,46 @@ mod tests {
     fn maps_common_errors() {
         assert_eq!(
             sqlstate_for("Parser Error: syntax error at or near \"selec\"", 0),
-            "42601"
+            SqlState::SYNTAX_ERROR
         );
         assert_eq!(
             sqlstate_for("Catalog Error: Table with name nope does not exist!", 0),
-            "42P01"
+            SqlState::UNDEFINED_TABLE
         );
         assert_eq!(
             sqlstate_for("Catalog Error: Table with name t already exists!", 0),
-            "42P07"
+            SqlState::DUPLICATE_TABLE
         );
         assert_eq!(
             sqlstate_for(
                 "Binder Error: Referenced column \"zz\" not found in FROM clause!",
                 0
             ),
-            "42703"
+            SqlState::UNDEFINED_COLUMN
         );
         assert_eq!(
             sqlstate_for(
                 "Constraint Error: Duplicate key \"id: 1\" violates primary key constraint.",
                 0
             ),
-            "23505"
+            SqlState::UNIQUE_VIOLATION
         );
         assert_eq!(
             sqlstate_for("Constraint Error: NOT NULL constraint failed: t.a", 0),
-            "23502"
+            SqlState::NOT_NULL_VIOLATION
         );
         assert_eq!(
             sqlstate_for("Out of Range Error: Division by zero!", 0),
-            "22012"
+            SqlState::DIVISION_BY_ZERO
         );
         assert_eq!(
             sqlstate_for("TransactionContext Error: Conflict on update!", 0),
-            "40001"
+            SqlState::SERIALIZATION_FAILURE
         );
-        assert_eq!(sqlstate_for("INTERRUPT Error: Interrupted!", 0), "57014");
+        assert_eq!(
+            sqlstate_for("INTERRUPT Error: Interrupted!", 0),
+            SqlState::QUERY_CANCELED
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The IVM layer's error type and its mapping to PostgreSQL SQLSTATE codes.
 
 use super::SqlError;
+use crate::sqlstate::SqlState;
 
 /// Everything that can go wrong while creating, refreshing or dropping a materialized view.
 #[derive(Debug, thiserror::Error)]
@@ -43,16 +44,18 @@ pub enum IvmError {
 
 impl IvmError {
     /// The SQLSTATE a PostgreSQL client should see for this error.
-    pub fn sqlstate(&self) -> &'static str {
+    pub fn sqlstate(&self) -> SqlState {
         match self {
-            IvmError::AlreadyExists(_) => "42P07",
-            IvmError::NoSuchView(_) => "42P01",
-            IvmError::NotPopulated(_) => "55000",
-            IvmError::Dependents { .. } | IvmError::AlterBlocked { .. } => "2BP01",
-            IvmError::Unsupported(_) => "0A000",
-            IvmError::Syntax(_) => "42601",
-            IvmError::InvalidValue(_) => "22023",
-            IvmError::Internal(_) => "XX000",
+            IvmError::AlreadyExists(_) => SqlState::DUPLICATE_TABLE,
+            IvmError::NoSuchView(_) => SqlState::UNDEFINED_TABLE,
+            IvmError::NotPopulated(_) => SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+            IvmError::Dependents { .. } | IvmError::AlterBlocked { .. } => {
+                SqlState::DEPENDENT_OBJECTS_STILL_EXIST
+            }
+            IvmError::Unsupported(_) => SqlState::FEATURE_NOT_SUPPORTED,
+            IvmError::Syntax(_) => SqlState::SYNTAX_ERROR,
+            IvmError::InvalidValue(_) => SqlState::INVALID_PARAMETER_VALUE,
+            IvmError::Internal(_) => SqlState::INTERNAL_ERROR,
             IvmError::Db(e) => db_sqlstate(&e.message),
         }
     }
@@ -60,19 +63,19 @@ impl IvmError {
 
 /// DuckDB prefixes its messages with the error class; the few classes a client can act on get
 /// their PostgreSQL code, everything else is an internal error.
-fn db_sqlstate(message: &str) -> &'static str {
+fn db_sqlstate(message: &str) -> SqlState {
     if message.starts_with("Parser Error") {
-        "42601"
+        SqlState::SYNTAX_ERROR
     } else if message.contains("has not been populated") {
-        "55000"
+        SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE
     } else if message.starts_with("Catalog Error") && message.contains("does not exist") {
-        "42P01"
+        SqlState::UNDEFINED_TABLE
     } else if message.starts_with("Binder Error") {
-        "42703"
+        SqlState::UNDEFINED_COLUMN
     } else if message.starts_with("TransactionContext Error") && message.contains("Conflict") {
-        "40001"
+        SqlState::SERIALIZATION_FAILURE
     } else {
-        "XX000"
+        SqlState::INTERNAL_ERROR
     }
 }
 
@@ -82,21 +85,36 @@ mod tests {
 
     #[test]
     fn sqlstates() {
-        assert_eq!(IvmError::AlreadyExists("v".into()).sqlstate(), "42P07");
-        assert_eq!(IvmError::NoSuchView("v".into()).sqlstate(), "42P01");
-        assert_eq!(IvmError::NotPopulated("v".into()).sqlstate(), "55000");
+        assert_eq!(
+            IvmError::AlreadyExists("v".into()).sqlstate(),
+            SqlState::DUPLICATE_TABLE
+        );
+        assert_eq!(
+            IvmError::NoSuchView("v".into()).sqlstate(),
+            SqlState::UNDEFINED_TABLE
+        );
+        assert_eq!(
+            IvmError::NotPopulated("v".into()).sqlstate(),
+            SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE
+        );
         let dep = IvmError::Dependents {
             object: "table t".into(),
             dependents: "v".into(),
         };
-        assert_eq!(dep.sqlstate(), "2BP01");
-        assert_eq!(IvmError::Unsupported("x".into()).sqlstate(), "0A000");
+        assert_eq!(dep.sqlstate(), SqlState::DEPENDENT_OBJECTS_STILL_EXIST);
+        assert_eq!(
+            IvmError::Unsupported("x".into()).sqlstate(),
+            SqlState::FEATURE_NOT_SUPPORTED
+        );
         let db = |m: &str| IvmError::Db(SqlError { message: m.into() }).sqlstate();
-        assert_eq!(db("Parser Error: syntax error at or near \"x\""), "42601");
+        assert_eq!(
+            db("Parser Error: syntax error at or near \"x\""),
+            SqlState::SYNTAX_ERROR
+        );
         assert_eq!(
             db("Invalid Input Error: materialized view \"v\" has not been populated"),
-            "55000"
+            SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE
         );
-        assert_eq!(db("Out of Memory Error: x"), "XX000");
+        assert_eq!(db("Out of Memory Error: x"), SqlState::INTERNAL_ERROR);
     }
 }

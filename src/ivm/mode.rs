@@ -70,6 +70,7 @@ pub fn prefer_full(plan: &Plan, pending: &[u64], base: &[u64]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sqlstate::SqlState;
 
     #[test]
     fn parses_the_three_modes() {
@@ -79,6 +80,9 @@ mod tests {
             RefreshMode::parse("incremental").unwrap(),
             RefreshMode::Incremental
         );
-        assert_eq!(RefreshMode::parse("fast").unwrap_err().sqlstate(), "22023");
+        assert_eq!(
+            RefreshMode::parse("fast").unwrap_err().sqlstate(),
+            SqlState::INVALID_PARAMETER_VALUE
+        );
     }
 }

@@ -18,6 +18,7 @@
 //! A CREATE inside a transaction whose snapshot is older than such a
 //! writer's end cannot see its rows either: it fails with 40001.
 
+use crate::sqlstate::SqlState;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -162,7 +163,7 @@ impl CaptureLock {
             }
             if interrupter.take_interrupted() {
                 return Err(SqlError::new(
-                    "57014",
+                    SqlState::QUERY_CANCELED,
                     "canceling statement due to user request",
                 ));
             }
@@ -210,7 +211,7 @@ pub fn acquire(
             None => {
                 if snapshot.is_some_and(|e| e != lock.epoch()) {
                     return Err(SqlError::new(
-                        "40001",
+                        SqlState::SERIALIZATION_FAILURE,
                         "could not serialize access due to concurrent update",
                     ));
                 }
@@ -226,7 +227,7 @@ pub fn acquire(
         }
         if interrupter.take_interrupted() {
             return Err(SqlError::new(
-                "57014",
+                SqlState::QUERY_CANCELED,
                 "canceling statement due to user request",
             ));
         }
@@ -267,7 +268,7 @@ mod tests {
         let before = lock.epoch();
         drop(acquire(&lock, 1, None, &int).unwrap());
         let e = acquire(&lock, 2, Some(before), &int).err().unwrap();
-        assert_eq!(e.code, "40001");
+        assert_eq!(e.code, SqlState::SERIALIZATION_FAILURE);
         drop(acquire(&lock, 2, Some(lock.epoch()), &int).unwrap());
     }
 
@@ -282,6 +283,6 @@ mod tests {
         let t = std::thread::spawn(move || acquire(&lock, 2, None, &int2).err().unwrap().code);
         std::thread::sleep(Duration::from_millis(50));
         int.interrupt();
-        assert_eq!(t.join().unwrap(), "57014");
+        assert_eq!(t.join().unwrap(), SqlState::QUERY_CANCELED);
     }
 }

@@ -6,6 +6,7 @@
 //! when this value is dropped: a registration left behind would make every later
 //! `CREATE MATERIALIZED VIEW` over those tables, and every writer queued behind it, wait forever.
 
+use crate::sqlstate::SqlState;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -88,14 +89,14 @@ impl CaptureTxn {
         // holder's commit may not go on to update or delete tracked rows.
         if self.stale_snapshot && !insert_only && targets.iter().any(|t| tracked(t)) {
             return Err(SqlError::new(
-                "40001",
+                SqlState::SERIALIZATION_FAILURE,
                 "could not serialize access due to concurrent update",
             ));
         }
         match lock.admit(self.session_id, targets, self.guard.is_some(), tracked) {
             Admission::Write => {}
             Admission::Deadlock => return Err(SqlError::new(
-                "40P01",
+                SqlState::DEADLOCK_DETECTED,
                 "deadlock detected: a materialized view being created waits for this transaction",
             )),
             Admission::Lock => {
@@ -227,7 +228,7 @@ impl CaptureTxn {
             .is_some_and(|since| lock.written_since(&names, since))
         {
             let mut e = SqlError::new(
-                "40001",
+                SqlState::SERIALIZATION_FAILURE,
                 "could not serialize access: a table this materialized view reads was \
                  written after this transaction's snapshot",
             );

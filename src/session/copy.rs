@@ -5,6 +5,7 @@
 //! stays flat whatever the load's size, and the load fires the capture
 //! triggers of materialized views like any other insert.
 
+use crate::sqlstate::SqlState;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -32,7 +33,10 @@ impl Drop for CopyIn {
 }
 
 fn io_err(e: std::io::Error) -> SqlError {
-    SqlError::new("58030", format!("could not write COPY data: {e}"))
+    SqlError::new(
+        SqlState::IO_ERROR,
+        format!("could not write COPY data: {e}"),
+    )
 }
 
 impl Worker {
@@ -163,7 +167,7 @@ impl Worker {
         self.copy_in = None;
         self.on_error();
         out.send(Reply::Error(SqlError::new(
-            "57014",
+            SqlState::QUERY_CANCELED,
             format!("COPY from stdin failed: {message}"),
         )));
         out.send(Reply::Status(self.status()));
@@ -225,7 +229,10 @@ impl Worker {
                 }
                 buf.push(b'\n');
                 if !out.send(Reply::CopyData(buf)) {
-                    return Err(SqlError::new("08006", "client went away"));
+                    return Err(SqlError::new(
+                        SqlState::CONNECTION_FAILURE,
+                        "client went away",
+                    ));
                 }
             }
             n += rows.len() as u64;

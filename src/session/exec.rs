@@ -1,6 +1,7 @@
 //! Running one statement: preparing it, the checks the server adds in
 //! front of DuckDB, and streaming its rows to the client.
 
+use crate::sqlstate::SqlState;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -396,7 +397,7 @@ impl Stream {
             return Ok(b);
         }
         b.project(&[])
-            .map_err(|e| SqlError::new("XX000", e.to_string()))
+            .map_err(|e| SqlError::new(SqlState::INTERNAL_ERROR, e.to_string()))
     }
 }
 
@@ -650,7 +651,7 @@ fn run_steps(w: &Worker, steps: &[sql::upsert::Step]) -> Result<(u64, Vec<Record
                 let mut r = w.conn.query(sql)?;
                 while let Some(b) = r.next_batch()? {
                     if b.num_rows() > 0 {
-                        return Err(SqlError::new(code, *message));
+                        return Err(SqlError::new(*code, *message));
                     }
                 }
             }
@@ -699,7 +700,10 @@ fn fetch(s: &mut Stream, limit: u64, out: &Out) -> Result<bool, SqlError> {
         let mut rows = Vec::with_capacity(take);
         types::encode_rows(batch, &s.cols, s.offset, s.offset + take, &mut rows)?;
         if !out.send(Reply::Rows(rows, ncols)) {
-            return Err(SqlError::new("08006", "client went away"));
+            return Err(SqlError::new(
+                SqlState::CONNECTION_FAILURE,
+                "client went away",
+            ));
         }
         s.sent += take as u64;
         budget -= take as u64;

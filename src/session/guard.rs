@@ -19,6 +19,7 @@
 use super::reply::SqlError;
 use crate::engine::StatementKind;
 use crate::sql::lex::{tokenize, Tok, Token};
+use crate::sqlstate::SqlState;
 
 /// What the server allows, from its flags.
 #[derive(Clone, Debug, Default)]
@@ -30,7 +31,10 @@ pub struct Policy {
 }
 
 fn denied(what: impl std::fmt::Display) -> SqlError {
-    SqlError::new("42501", format!("permission denied: {what}"))
+    SqlError::new(
+        SqlState::INSUFFICIENT_PRIVILEGE,
+        format!("permission denied: {what}"),
+    )
 }
 
 fn internal() -> SqlError {
@@ -165,7 +169,7 @@ mod tests {
         kind: StatementKind,
         su: bool,
         files: bool,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<String>, SqlState> {
         let policy = Policy {
             file_access: files,
             ..Default::default()
@@ -188,7 +192,11 @@ mod tests {
             ),
             ("USE _duckmv", Set),
         ] {
-            assert_eq!(run(sql, kind, true, false), Err("42501".into()), "{sql}");
+            assert_eq!(
+                run(sql, kind, true, false),
+                Err(SqlState::INSUFFICIENT_PRIVILEGE),
+                "{sql}"
+            );
         }
         assert_eq!(
             run(
@@ -220,7 +228,7 @@ mod tests {
         ] {
             assert_eq!(
                 run(sql, StatementKind::Other, false, false),
-                Err("42501".into()),
+                Err(SqlState::INSUFFICIENT_PRIVILEGE),
                 "{sql}"
             );
             assert_eq!(
@@ -240,7 +248,11 @@ mod tests {
             ("COPY t FROM '/etc/passwd'", Copy),
             ("SELECT * FROM glob('/etc/*')", Select),
         ] {
-            assert_eq!(run(sql, kind, false, true), Err("42501".into()), "{sql}");
+            assert_eq!(
+                run(sql, kind, false, true),
+                Err(SqlState::INSUFFICIENT_PRIVILEGE),
+                "{sql}"
+            );
             assert_eq!(run(sql, kind, true, true), Ok(None), "{sql}");
         }
         assert_eq!(

@@ -9,6 +9,7 @@
 
 use super::reply::SqlError;
 use crate::sql::lex::{Tok, Token};
+use crate::sqlstate::SqlState;
 
 /// Settings that point DuckDB at files, directories or extension sources.
 fn names_files(setting: &str) -> bool {
@@ -131,7 +132,7 @@ fn quote(name: &str) -> String {
 
 fn denied(name: &str, why: &str) -> SqlError {
     let mut e = SqlError::new(
-        "42501",
+        SqlState::INSUFFICIENT_PRIVILEGE,
         format!("permission denied to set parameter \"{name}\""),
     );
     e.detail = Some(format!("Only a superuser may set it: {why}."));
@@ -143,7 +144,7 @@ mod tests {
     use super::*;
     use crate::sql::lex::tokenize;
 
-    fn scoped(sql: &str, su: bool) -> Result<Option<String>, String> {
+    fn scoped(sql: &str, su: bool) -> Result<Option<String>, SqlState> {
         let toks = tokenize(sql);
         let first = toks[0].text.clone();
         scope(sql, &toks, &first, su).map_err(|e| e.code)
@@ -165,21 +166,27 @@ mod tests {
             scoped("RESET memory_limit", false),
             Ok(Some("RESET SESSION \"memory_limit\"".into()))
         );
-        assert_eq!(scoped("SET GLOBAL threads = 1", false), Err("42501".into()));
+        assert_eq!(
+            scoped("SET GLOBAL threads = 1", false),
+            Err(SqlState::INSUFFICIENT_PRIVILEGE)
+        );
         assert_eq!(
             scoped("SET temp_directory = '/tmp/x'", false),
-            Err("42501".into())
+            Err(SqlState::INSUFFICIENT_PRIVILEGE)
         );
         assert_eq!(
             scoped("SET lock_configuration = true", false),
-            Err("42501".into())
+            Err(SqlState::INSUFFICIENT_PRIVILEGE)
         );
         assert_eq!(scoped("SET VARIABLE x = 1", false), Ok(None));
         assert_eq!(scoped("SET GLOBAL threads = 1", true), Ok(None));
-        assert_eq!(scoped("SET schema = '_duckmv'", true), Err("42501".into()));
+        assert_eq!(
+            scoped("SET schema = '_duckmv'", true),
+            Err(SqlState::INSUFFICIENT_PRIVILEGE)
+        );
         assert_eq!(
             scoped("SET search_path = 'duckmv,main'", false),
-            Err("42501".into())
+            Err(SqlState::INSUFFICIENT_PRIVILEGE)
         );
         assert_eq!(
             scoped("SET search_path = 'main,duckmv'", false),

@@ -2,6 +2,7 @@
 //! checks that keep users from writing into views, internal state, or the
 //! tables views depend on.
 
+use crate::sqlstate::SqlState;
 use duckdb::arrow::util::display::array_value_to_string;
 
 use super::reply::{Reply, SqlError};
@@ -161,10 +162,18 @@ pub fn run_command(w: &mut Worker, cmd: &Command, out: &Out) -> Result<String, S
             reload_matviews(w);
             (o, "ALTER MATERIALIZED VIEW".into())
         }
-        _ => return Err(SqlError::new("XX000", "not a server command")),
+        _ => {
+            return Err(SqlError::new(
+                SqlState::INTERNAL_ERROR,
+                "not a server command",
+            ))
+        }
     };
     for n in outcome.0.notices {
-        out.send(Reply::Notice(SqlError::new("00000", n)));
+        out.send(Reply::Notice(SqlError::new(
+            SqlState::SUCCESSFUL_COMPLETION,
+            n,
+        )));
     }
     Ok(outcome.1)
 }
@@ -178,7 +187,7 @@ fn replace_existing(w: &mut Worker, name: &Name) -> Result<(), SqlError> {
     if !ivm::is_materialized_view(&mut db, &n).map_err(ivm_err)? {
         if ivm::relation_exists(&mut db, &n).map_err(ivm_err)? {
             let mut e = SqlError::new(
-                "42809",
+                SqlState::WRONG_OBJECT_TYPE,
                 format!("\"{}\" is not a materialized view", name.name),
             );
             e.hint = Some("Drop it first, or choose another name.".into());
@@ -189,7 +198,7 @@ fn replace_existing(w: &mut Worker, name: &Name) -> Result<(), SqlError> {
     let deps = ivm::dependents(&mut db, &n).map_err(ivm_err)?;
     if !deps.is_empty() {
         let mut e = SqlError::new(
-            "2BP01",
+            SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
             format!(
                 "cannot replace materialized view {} because other objects depend on it",
                 name.name
@@ -220,7 +229,7 @@ fn check_internal_name(n: &Name) -> Result<(), SqlError> {
         .is_some_and(|s| s.eq_ignore_ascii_case("_duckmv"))
     {
         return Err(SqlError::new(
-            "42501",
+            SqlState::INSUFFICIENT_PRIVILEGE,
             "permission denied for schema _duckmv: it holds duckmv's internal state",
         ));
     }
@@ -236,8 +245,10 @@ pub fn check_statement(w: &mut Worker, cmd: &Command, out: &Out) -> Result<(), S
             for n in names {
                 check_internal_name(n)?;
                 if w.shared.is_matview(&n.name) {
-                    let mut e =
-                        SqlError::new("42809", format!("\"{}\" is not a table or view", n.name));
+                    let mut e = SqlError::new(
+                        SqlState::WRONG_OBJECT_TYPE,
+                        format!("\"{}\" is not a table or view", n.name),
+                    );
                     e.hint =
                         Some("Use DROP MATERIALIZED VIEW to remove a materialized view.".into());
                     return Err(e);
@@ -248,7 +259,7 @@ pub fn check_statement(w: &mut Worker, cmd: &Command, out: &Out) -> Result<(), S
                 }
                 if !*cascade {
                     let mut e = SqlError::new(
-                        "2BP01",
+                        SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
                         format!("cannot drop {} because other objects depend on it", n.name),
                     );
                     e.detail = Some(
@@ -264,7 +275,7 @@ pub fn check_statement(w: &mut Worker, cmd: &Command, out: &Out) -> Result<(), S
                     // The views live in the server's database; DuckDB lets one transaction
                     // write only one database.
                     let mut e = SqlError::new(
-                        "0A000",
+                        SqlState::FEATURE_NOT_SUPPORTED,
                         format!(
                             "cannot drop {} and materialized view {} in one transaction: they are in different databases",
                             n.name,
@@ -276,7 +287,7 @@ pub fn check_statement(w: &mut Worker, cmd: &Command, out: &Out) -> Result<(), S
                 }
                 for d in &deps {
                     out.send(Reply::Notice(SqlError::new(
-                        "00000",
+                        SqlState::SUCCESSFUL_COMPLETION,
                         format!("drop cascades to materialized view {d}"),
                     )));
                 }
@@ -288,7 +299,7 @@ pub fn check_statement(w: &mut Worker, cmd: &Command, out: &Out) -> Result<(), S
             check_internal_name(name)?;
             if w.shared.is_matview(&name.name) {
                 return Err(SqlError::new(
-                    "42809",
+                    SqlState::WRONG_OBJECT_TYPE,
                     format!(
                         "\"{}\" is a materialized view: use ALTER MATERIALIZED VIEW",
                         name.name
@@ -332,7 +343,10 @@ pub fn alter_tracked(
         .map_err(ivm_err)?;
     reload_matviews(w);
     for n in o.notices {
-        out.send(Reply::Notice(SqlError::new("00000", n)));
+        out.send(Reply::Notice(SqlError::new(
+            SqlState::SUCCESSFUL_COMPLETION,
+            n,
+        )));
     }
     Ok(Some(sql::command_tag(
         text,
@@ -350,7 +364,10 @@ pub fn check_writes(w: &Worker, text: &str) -> Result<(), SqlError> {
             && ivm::is_materialized_view(&mut ConnSql(&w.conn), &display(n)).unwrap_or(true)
     });
     if let Some(n) = replaced {
-        let mut e = SqlError::new("42809", format!("\"{}\" is a materialized view", n.name));
+        let mut e = SqlError::new(
+            SqlState::WRONG_OBJECT_TYPE,
+            format!("\"{}\" is a materialized view", n.name),
+        );
         e.hint = Some(
             "Use CREATE OR REPLACE MATERIALIZED VIEW, or DROP MATERIALIZED VIEW first.".into(),
         );
@@ -360,14 +377,14 @@ pub fn check_writes(w: &Worker, text: &str) -> Result<(), SqlError> {
         check_internal_name(&t)?;
         if w.shared.is_matview(&t.name) {
             return Err(SqlError::new(
-                "42809",
+                SqlState::WRONG_OBJECT_TYPE,
                 format!("cannot change materialized view \"{}\"", t.name),
             ));
         }
     }
     if touches_internal_schema(text) {
         return Err(SqlError::new(
-            "42501",
+            SqlState::INSUFFICIENT_PRIVILEGE,
             "permission denied for schema _duckmv: it holds duckmv's internal state",
         ));
     }
@@ -455,7 +472,7 @@ pub fn rewrite_for_capture(
     let mut columns = |_: &str| table_columns(conn, &target);
     let refuse = |what: &str| {
         let mut e = SqlError::new(
-            "0A000",
+            SqlState::FEATURE_NOT_SUPPORTED,
             format!(
                 "{what} is not supported on table {}, which materialized view {} reads",
                 target.name, deps[0]

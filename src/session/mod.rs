@@ -7,6 +7,7 @@
 //! query in one session does not stall others, and results stream with
 //! back-pressure: the worker waits while the client is slower than DuckDB.
 
+use crate::sqlstate::SqlState;
 mod capture_lock;
 mod capture_txn;
 mod copy;
@@ -139,7 +140,7 @@ fn run_guarded(w: &mut Worker, q: Queued) {
     tracing::error!("session job panicked: {what}");
     w.recover_from_panic();
     out.send(Reply::Error(SqlError::new(
-        "XX000",
+        SqlState::INTERNAL_ERROR,
         format!("internal error: {what}"),
     )));
     if ends == Ends::Ready {

@@ -1,6 +1,7 @@
 //! What a session says back to its client, independent of the wire
 //! library: the `wire` layer turns each reply into protocol messages.
 
+use crate::sqlstate::SqlState;
 use bytes::BytesMut;
 
 use crate::types::Format;
@@ -18,16 +19,16 @@ pub struct FieldDesc {
 /// An error or notice with its SQLSTATE.
 #[derive(Clone, Debug)]
 pub struct SqlError {
-    pub code: String,
+    pub code: SqlState,
     pub message: String,
     pub detail: Option<String>,
     pub hint: Option<String>,
 }
 
 impl SqlError {
-    pub fn new(code: &str, message: impl Into<String>) -> Self {
+    pub fn new(code: SqlState, message: impl Into<String>) -> Self {
         SqlError {
-            code: code.to_string(),
+            code,
             message: message.into(),
             detail: None,
             hint: None,
@@ -38,7 +39,7 @@ impl SqlError {
 impl From<crate::engine::EngineError> for SqlError {
     fn from(e: crate::engine::EngineError) -> Self {
         let code = e.sqlstate();
-        if code == "57014" {
+        if code == SqlState::QUERY_CANCELED {
             return SqlError::new(code, "canceling statement due to user request");
         }
         // PostgreSQL messages are one line; DuckDB's hints and the

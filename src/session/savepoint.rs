@@ -18,6 +18,7 @@ use super::worker::{Txn, Worker};
 use crate::engine::StatementKind;
 use crate::sql::savepoint::SavepointOp;
 use crate::sql::Command;
+use crate::sqlstate::SqlState;
 
 #[derive(Default)]
 pub struct Savepoints {
@@ -60,7 +61,12 @@ impl Savepoints {
         self.marks
             .iter()
             .rposition(|(n, _)| n == name)
-            .ok_or_else(|| SqlError::new("3B001", format!("savepoint \"{name}\" does not exist")))
+            .ok_or_else(|| {
+                SqlError::new(
+                    SqlState::INVALID_SAVEPOINT_SPECIFICATION,
+                    format!("savepoint \"{name}\" does not exist"),
+                )
+            })
     }
 }
 
@@ -77,12 +83,12 @@ pub fn run(w: &mut Worker, op: &SavepointOp) -> Result<&'static str, SqlError> {
     match w.txn {
         Txn::Idle | Txn::Implicit => {
             return Err(SqlError::new(
-                "25P01",
+                SqlState::NO_ACTIVE_SQL_TRANSACTION,
                 format!("{verb} can only be used in transaction blocks"),
             ))
         }
         Txn::Failed if !matches!(op, SavepointOp::RollbackTo(_)) => {
-            return Err(SqlError::new("25P02", ABORTED))
+            return Err(SqlError::new(SqlState::IN_FAILED_SQL_TRANSACTION, ABORTED))
         }
         _ => {}
     }
@@ -110,7 +116,7 @@ pub fn run(w: &mut Worker, op: &SavepointOp) -> Result<&'static str, SqlError> {
                 return Ok("ROLLBACK");
             }
             let mut e = SqlError::new(
-                "0A000",
+                SqlState::FEATURE_NOT_SUPPORTED,
                 format!(
                     "cannot roll back to savepoint \"{name}\": the transaction changed data before it, \
                      and DuckDB has no subtransactions to undo only the later part"

@@ -1,5 +1,6 @@
 //! The session worker in process: a panicking job ends that job only.
 
+use crate::sqlstate::SqlState;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,10 +27,10 @@ fn simple(s: &Session, sql: &'static str) -> Vec<Reply> {
     replies(s.run(Ends::Ready, move |w, out| w.simple_query(sql, out)))
 }
 
-fn error_codes(rs: &[Reply]) -> Vec<String> {
+fn error_codes(rs: &[Reply]) -> Vec<SqlState> {
     rs.iter()
         .filter_map(|r| match r {
-            Reply::Error(e) => Some(e.code.clone()),
+            Reply::Error(e) => Some(e.code),
             _ => None,
         })
         .collect()
@@ -50,7 +51,7 @@ fn a_panicking_job_answers_xx000_and_releases_what_it_held() {
         w.simple_query("BEGIN; INSERT INTO t VALUES (1)", out);
         panic!("injected");
     }));
-    assert_eq!(error_codes(&rs), ["XX000"]);
+    assert_eq!(error_codes(&rs), [SqlState::INTERNAL_ERROR]);
     assert!(
         matches!(rs.last(), Some(Reply::Ready(TxStatus::Idle))),
         "{rs:?}"

@@ -1,6 +1,7 @@
 //! The session worker: protocol-level behaviour of one client (simple and
 //! extended query, transactions), on the thread that owns its connection.
 
+use crate::sqlstate::SqlState;
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -122,7 +123,7 @@ impl Worker {
             .position(|c| matches!(c, Ok(Command::Copy(sql::copy::Copy::From { .. }))));
         if copy_in_at.is_some_and(|i| i + 1 != stmts.len()) {
             out.send(Reply::Error(SqlError::new(
-                "0A000",
+                SqlState::FEATURE_NOT_SUPPORTED,
                 "COPY FROM STDIN must be the last statement of a query string",
             )));
             out.send(Reply::Ready(self.status()));
@@ -199,14 +200,14 @@ impl Worker {
             let stmts = sql::split_statements(&text);
             if stmts.len() > 1 {
                 return Err(SqlError::new(
-                    "42601",
+                    SqlState::SYNTAX_ERROR,
                     "cannot insert multiple commands into a prepared statement",
                 ));
             }
             let body = self.unqualify(stmts.into_iter().next().unwrap_or_default());
             let cmd = analyse(&body)?;
             if self.txn == Txn::Failed && !exec::is_transaction_control(&cmd) {
-                return Err(SqlError::new("25P02", ABORTED));
+                return Err(SqlError::new(SqlState::IN_FAILED_SQL_TRANSACTION, ABORTED));
             }
             // Inside a transaction, preparing may wait for the capture lock.
             self.arm_timeout();
@@ -234,7 +235,7 @@ impl Worker {
         let Some(st) = self.statements.get(&stmt).cloned() else {
             return self.extended_error(
                 SqlError::new(
-                    "26000",
+                    SqlState::INVALID_SQL_STATEMENT_NAME,
                     format!("prepared statement \"{stmt}\" does not exist"),
                 ),
                 out,
@@ -244,7 +245,7 @@ impl Worker {
             let types = st.param_types();
             if params.len() != types.len() {
                 return Err(SqlError::new(
-                    "08P01",
+                    SqlState::PROTOCOL_VIOLATION,
                     format!("bind message supplies {} parameters, but prepared statement \"{}\" requires {}", params.len(), stmt, types.len()),
                 ));
             }
@@ -280,7 +281,7 @@ impl Worker {
         let Some(st) = self.statements.get(name).cloned() else {
             return self.extended_error(
                 SqlError::new(
-                    "26000",
+                    SqlState::INVALID_SQL_STATEMENT_NAME,
                     format!("prepared statement \"{name}\" does not exist"),
                 ),
                 out,
@@ -305,7 +306,10 @@ impl Worker {
                 out.send(exec::row_description(&p.stmt, &p.formats));
             }
             None => self.extended_error(
-                SqlError::new("34000", format!("portal \"{name}\" does not exist")),
+                SqlError::new(
+                    SqlState::INVALID_CURSOR_NAME,
+                    format!("portal \"{name}\" does not exist"),
+                ),
                 out,
             ),
         }
@@ -314,7 +318,10 @@ impl Worker {
     pub fn execute(&mut self, name: &str, max_rows: i32, out: &Out) {
         let Some(mut portal) = self.portals.remove(name) else {
             return self.extended_error(
-                SqlError::new("34000", format!("portal \"{name}\" does not exist")),
+                SqlError::new(
+                    SqlState::INVALID_CURSOR_NAME,
+                    format!("portal \"{name}\" does not exist"),
+                ),
                 out,
             );
         };
@@ -385,7 +392,7 @@ impl Worker {
 
     fn check_not_failed(&self) -> Result<(), SqlError> {
         if self.txn == Txn::Failed {
-            Err(SqlError::new("25P02", ABORTED))
+            Err(SqlError::new(SqlState::IN_FAILED_SQL_TRANSACTION, ABORTED))
         } else {
             Ok(())
         }
@@ -522,12 +529,17 @@ impl Worker {
                 }
                 Txn::Block => {
                     out.send(Reply::Warning(SqlError::new(
-                        "25001",
+                        SqlState::ACTIVE_SQL_TRANSACTION,
                         "there is already a transaction in progress",
                     )));
                     Ok(())
                 }
-                Txn::Failed => return Some(Err(SqlError::new("25P02", ABORTED))),
+                Txn::Failed => {
+                    return Some(Err(SqlError::new(
+                        SqlState::IN_FAILED_SQL_TRANSACTION,
+                        ABORTED,
+                    )))
+                }
             }
             .map(|_| {
                 if *cmd == Command::StartTransaction {
@@ -539,7 +551,7 @@ impl Worker {
             Command::Commit => match self.txn {
                 Txn::Idle => {
                     out.send(Reply::Warning(SqlError::new(
-                        "25P01",
+                        SqlState::NO_ACTIVE_SQL_TRANSACTION,
                         "there is no transaction in progress",
                     )));
                     Ok("COMMIT")
@@ -567,7 +579,7 @@ impl Worker {
             Command::Rollback => {
                 if self.txn == Txn::Idle {
                     out.send(Reply::Warning(SqlError::new(
-                        "25P01",
+                        SqlState::NO_ACTIVE_SQL_TRANSACTION,
                         "there is no transaction in progress",
                     )));
                 } else {
@@ -615,7 +627,7 @@ impl Worker {
     pub(crate) fn disarm_timeout<T>(&mut self, r: Result<T, SqlError>) -> Result<T, SqlError> {
         let fired = self.watchdog.as_ref().is_some_and(|w| w.disarm());
         match r {
-            Err(mut e) if fired && e.code == "57014" => {
+            Err(mut e) if fired && e.code == SqlState::QUERY_CANCELED => {
                 e.message = "canceling statement due to statement timeout".into();
                 Err(e)
             }
@@ -666,7 +678,7 @@ impl Worker {
             Command::DiscardAll => {
                 if matches!(self.txn, Txn::Block | Txn::Failed) {
                     return Some(Err(SqlError::new(
-                        "25001",
+                        SqlState::ACTIVE_SQL_TRANSACTION,
                         "DISCARD ALL cannot run inside a transaction block",
                     )));
                 }
@@ -709,14 +721,17 @@ impl Worker {
 /// safely (54001), or malformed (42601).
 fn analyse(text: &str) -> Result<Command, SqlError> {
     if sql::depth::too_deep(text) {
-        let mut e = SqlError::new("54001", "stack depth limit exceeded");
+        let mut e = SqlError::new(
+            SqlState::STATEMENT_TOO_COMPLEX,
+            "stack depth limit exceeded",
+        );
         e.hint = Some(format!(
             "Statements may nest at most {} levels of parentheses.",
             sql::depth::MAX_DEPTH
         ));
         return Err(e);
     }
-    sql::classify(text).map_err(|e| SqlError::new("42601", e.0))
+    sql::classify(text).map_err(|e| SqlError::new(SqlState::SYNTAX_ERROR, e.0))
 }
 
 /// Statements that change table data.

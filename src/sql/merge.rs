@@ -15,6 +15,7 @@
 //! `RETURNING` lists (over the target's columns and `merge_action()`, or DuckDB's bare
 //! `merge_action`) are attached to each applying statement, and their rows are the MERGE's rows.
 
+use crate::sqlstate::SqlState;
 use sqlparser::ast::{
     Expr, Function, Ident, MergeAction, MergeClause, MergeClauseKind, MergeInsertKind,
     MergeUpdateKind, ObjectName, ObjectNamePart, OutputClause, SelectItem,
@@ -122,7 +123,7 @@ pub fn rewrite(m: &sqlparser::ast::Merge) -> Result<Rewrite, Refusal> {
                 "SELECT {RID} FROM {MATCHED} WHERE {CLAUSE} IN ({}) GROUP BY {RID} HAVING count(*) > 1",
                 changing.join(", ")
             ),
-            code: "21000",
+            code: SqlState::CARDINALITY_VIOLATION,
             message: "MERGE command cannot affect row a second time",
         });
     }
@@ -189,7 +190,7 @@ fn reachable(clauses: &[MergeClause]) -> Result<(), Refusal> {
         let g = group(&c.clause_kind);
         if unconditional.contains(&g) {
             return Err(Refusal {
-                code: "42601",
+                code: SqlState::SYNTAX_ERROR,
                 message: format!(
                     "unreachable WHEN {g} clause: an unconditional WHEN {g} clause comes before it"
                 ),
@@ -550,7 +551,7 @@ mod tests {
         )
         .err()
         .unwrap();
-        assert_eq!(e.code, "42601");
+        assert_eq!(e.code, SqlState::SYNTAX_ERROR);
         assert!(plan(
             "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE \
              WHEN NOT MATCHED THEN DO NOTHING WHEN NOT MATCHED BY SOURCE THEN DELETE"

@@ -6,6 +6,7 @@
 //! materialized view reads still has every change captured. The rewrite
 //! runs inside the caller's transaction, so it is atomic.
 
+use crate::sqlstate::SqlState;
 use sqlparser::ast::{ConflictTarget, OnConflictAction, OnInsert, Statement, TableObject};
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
@@ -29,7 +30,7 @@ pub struct Rewrite {
 /// Why a statement cannot run as plain statements: the SQLSTATE and message the client gets.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Refusal {
-    pub code: &'static str,
+    pub code: SqlState,
     pub message: String,
 }
 
@@ -37,7 +38,7 @@ pub struct Refusal {
 impl From<String> for Refusal {
     fn from(message: String) -> Self {
         Refusal {
-            code: "0A000",
+            code: SqlState::FEATURE_NOT_SUPPORTED,
             message,
         }
     }
@@ -57,7 +58,7 @@ pub enum Step {
     /// A query that must return no rows; a row is the error `code: message`.
     MustBeEmpty {
         sql: String,
-        code: &'static str,
+        code: SqlState,
         message: &'static str,
     },
     /// A changing statement with RETURNING: its rows are the statement's rows (and count).

@@ -214,6 +214,7 @@ pub fn varbit_to_text(b: &[u8]) -> Result<String, TypeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sqlstate::SqlState;
 
     fn num(neg: bool, digits: &str, scale: usize) -> Vec<u8> {
         let mut b = BytesMut::new();
@@ -321,11 +322,20 @@ mod tests {
 
     #[test]
     fn numeric_recv_rejects_bad_lengths() {
-        assert_eq!(numeric_to_text(&[0, 1]).unwrap_err().sqlstate(), "08P01");
+        assert_eq!(
+            numeric_to_text(&[0, 1]).unwrap_err().sqlstate(),
+            SqlState::PROTOCOL_VIOLATION
+        );
         let mut h = header(2, 0, 0, 0, &[1]);
-        assert_eq!(numeric_to_text(&h).unwrap_err().sqlstate(), "08P01");
+        assert_eq!(
+            numeric_to_text(&h).unwrap_err().sqlstate(),
+            SqlState::PROTOCOL_VIOLATION
+        );
         h = header(1, 0, 0x1234, 0, &[1]);
-        assert_eq!(numeric_to_text(&h).unwrap_err().sqlstate(), "08P01");
+        assert_eq!(
+            numeric_to_text(&h).unwrap_err().sqlstate(),
+            SqlState::PROTOCOL_VIOLATION
+        );
     }
 
     #[test]
@@ -336,7 +346,7 @@ mod tests {
         assert_eq!(varbit_to_text(&b).unwrap(), "101000001");
         assert_eq!(
             varbit_to_text(&[0, 0, 0, 9, 1]).unwrap_err().sqlstate(),
-            "08P01"
+            SqlState::PROTOCOL_VIOLATION
         );
     }
 }

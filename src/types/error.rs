@@ -2,6 +2,7 @@
 //! decoded. Every variant maps to the SQLSTATE PostgreSQL would report for the same problem, so
 //! the wire layer can forward it unchanged.
 
+use crate::sqlstate::SqlState;
 /// A value that could not be encoded, or a Bind parameter that could not be decoded.
 /// Messages name the type and the offending value, in PostgreSQL's wording where one exists.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -35,16 +36,16 @@ pub enum TypeError {
 
 impl TypeError {
     /// The SQLSTATE code PostgreSQL uses for this class of error.
-    pub fn sqlstate(&self) -> &'static str {
+    pub fn sqlstate(&self) -> SqlState {
         match self {
-            TypeError::InvalidText { .. } => "22P02",
-            TypeError::InvalidDatetime { .. } => "22007",
-            TypeError::DatetimeOverflow { .. } => "22008",
-            TypeError::OutOfRange { .. } => "22003",
-            TypeError::BadBinary { .. } => "08P01",
-            TypeError::InvalidUtf8 { .. } => "22021",
-            TypeError::Unsupported(_) => "0A000",
-            TypeError::Internal(_) => "XX000",
+            TypeError::InvalidText { .. } => SqlState::INVALID_TEXT_REPRESENTATION,
+            TypeError::InvalidDatetime { .. } => SqlState::INVALID_DATETIME_FORMAT,
+            TypeError::DatetimeOverflow { .. } => SqlState::DATETIME_FIELD_OVERFLOW,
+            TypeError::OutOfRange { .. } => SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+            TypeError::BadBinary { .. } => SqlState::PROTOCOL_VIOLATION,
+            TypeError::InvalidUtf8 { .. } => SqlState::CHARACTER_NOT_IN_REPERTOIRE,
+            TypeError::Unsupported(_) => SqlState::FEATURE_NOT_SUPPORTED,
+            TypeError::Internal(_) => SqlState::INTERNAL_ERROR,
         }
     }
 
@@ -103,17 +104,29 @@ mod tests {
 
     #[test]
     fn sqlstates_match_postgres() {
-        assert_eq!(TypeError::invalid("integer", "x").sqlstate(), "22P02");
+        assert_eq!(
+            TypeError::invalid("integer", "x").sqlstate(),
+            SqlState::INVALID_TEXT_REPRESENTATION
+        );
         assert_eq!(
             TypeError::out_of_range("integer", "9e99").sqlstate(),
-            "22003"
+            SqlState::NUMERIC_VALUE_OUT_OF_RANGE
         );
-        assert_eq!(TypeError::bad_binary("int4", "3 bytes").sqlstate(), "08P01");
-        assert_eq!(TypeError::Unsupported("x".into()).sqlstate(), "0A000");
-        assert_eq!(TypeError::invalid_datetime("date", "x").sqlstate(), "22007");
+        assert_eq!(
+            TypeError::bad_binary("int4", "3 bytes").sqlstate(),
+            SqlState::PROTOCOL_VIOLATION
+        );
+        assert_eq!(
+            TypeError::Unsupported("x".into()).sqlstate(),
+            SqlState::FEATURE_NOT_SUPPORTED
+        );
+        assert_eq!(
+            TypeError::invalid_datetime("date", "x").sqlstate(),
+            SqlState::INVALID_DATETIME_FORMAT
+        );
         assert_eq!(
             TypeError::datetime_overflow("date", "x").sqlstate(),
-            "22008"
+            SqlState::DATETIME_FIELD_OVERFLOW
         );
     }
 

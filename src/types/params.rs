@@ -491,6 +491,7 @@ fn date_to_ts(d: i32) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sqlstate::SqlState;
     use DuckType as T;
     use ParamValue as P;
 
@@ -591,31 +592,51 @@ mod tests {
         assert_eq!(text("[1, 2]", &l(T::Integer)), Ok(P::Text("[1, 2]".into())));
         assert_eq!(
             text("{{1}}", &l(T::Integer)).unwrap_err().sqlstate(),
-            "22P02"
+            SqlState::INVALID_TEXT_REPRESENTATION
         );
         assert_eq!(
             text("{1,x}", &l(T::Integer)).unwrap_err().sqlstate(),
-            "22P02"
+            SqlState::INVALID_TEXT_REPRESENTATION
         );
     }
 
     #[test]
     fn text_errors_have_postgres_sqlstates() {
-        let cases: &[(&str, DuckType, &str)] = &[
-            ("abc", T::Integer, "22P02"),
-            ("2147483648", T::Integer, "22003"),
-            ("-129", T::TinyInt, "22003"),
-            ("-1", T::UInteger, "22003"),
-            ("maybe", T::Boolean, "22P02"),
-            ("1e400", T::Double, "22003"),
-            ("12345.6", T::Decimal { width: 5, scale: 2 }, "22003"),
-            ("NaN", T::Decimal { width: 5, scale: 2 }, "22003"),
-            ("x", T::Decimal { width: 5, scale: 2 }, "22P02"),
-            ("2024-13-01", T::Date, "22008"),
-            ("someday", T::Date, "22007"),
-            ("1 fortnight", T::Interval, "22007"),
-            ("not-a-uuid", T::Uuid, "22P02"),
-            ("\\xz", T::Blob, "22P02"),
+        let cases: &[(&str, DuckType, SqlState)] = &[
+            ("abc", T::Integer, SqlState::INVALID_TEXT_REPRESENTATION),
+            (
+                "2147483648",
+                T::Integer,
+                SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+            ),
+            ("-129", T::TinyInt, SqlState::NUMERIC_VALUE_OUT_OF_RANGE),
+            ("-1", T::UInteger, SqlState::NUMERIC_VALUE_OUT_OF_RANGE),
+            ("maybe", T::Boolean, SqlState::INVALID_TEXT_REPRESENTATION),
+            ("1e400", T::Double, SqlState::NUMERIC_VALUE_OUT_OF_RANGE),
+            (
+                "12345.6",
+                T::Decimal { width: 5, scale: 2 },
+                SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+            ),
+            (
+                "NaN",
+                T::Decimal { width: 5, scale: 2 },
+                SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+            ),
+            (
+                "x",
+                T::Decimal { width: 5, scale: 2 },
+                SqlState::INVALID_TEXT_REPRESENTATION,
+            ),
+            ("2024-13-01", T::Date, SqlState::DATETIME_FIELD_OVERFLOW),
+            ("someday", T::Date, SqlState::INVALID_DATETIME_FORMAT),
+            (
+                "1 fortnight",
+                T::Interval,
+                SqlState::INVALID_DATETIME_FORMAT,
+            ),
+            ("not-a-uuid", T::Uuid, SqlState::INVALID_TEXT_REPRESENTATION),
+            ("\\xz", T::Blob, SqlState::INVALID_TEXT_REPRESENTATION),
         ];
         for (s, t, state) in cases {
             let e = text(s, t).unwrap_err();
@@ -626,7 +647,7 @@ mod tests {
             );
         }
         let e = decode_param(Some(&[0xff, 0xfe]), Format::Text, 0, &T::Varchar).unwrap_err();
-        assert_eq!(e.sqlstate(), "22021");
+        assert_eq!(e.sqlstate(), SqlState::CHARACTER_NOT_IN_REPERTOIRE);
     }
 
     #[test]
@@ -708,7 +729,7 @@ mod tests {
             Ok(P::Int(5))
         );
         let e = bin(&(1i64 << 40).to_be_bytes(), oids::INT8, &T::Integer).unwrap_err();
-        assert_eq!(e.sqlstate(), "22003");
+        assert_eq!(e.sqlstate(), SqlState::NUMERIC_VALUE_OUT_OF_RANGE);
         assert_eq!(
             bin(&5i32.to_be_bytes(), oids::INT4, &T::UBigInt),
             Ok(P::UInt(5))
@@ -746,31 +767,31 @@ mod tests {
             bin(&[0, 1, 2], oids::INT4, &T::Integer)
                 .unwrap_err()
                 .sqlstate(),
-            "08P01"
+            SqlState::PROTOCOL_VIOLATION
         );
         assert_eq!(
             bin(&[], oids::BOOL, &T::Boolean).unwrap_err().sqlstate(),
-            "08P01"
+            SqlState::PROTOCOL_VIOLATION
         );
         assert_eq!(
             bin(&[0; 15], oids::UUID, &T::Uuid).unwrap_err().sqlstate(),
-            "08P01"
+            SqlState::PROTOCOL_VIOLATION
         );
         assert_eq!(
             bin(&[0; 3], oids::NUMERIC, &T::Double)
                 .unwrap_err()
                 .sqlstate(),
-            "08P01"
+            SqlState::PROTOCOL_VIOLATION
         );
         assert_eq!(
             bin(&[0; 3], 1007, &T::List(Box::new(T::Integer)))
                 .unwrap_err()
                 .sqlstate(),
-            "08P01"
+            SqlState::PROTOCOL_VIOLATION
         );
         assert_eq!(
             bin(&[0; 4], 99999, &T::Integer).unwrap_err().sqlstate(),
-            "0A000"
+            SqlState::FEATURE_NOT_SUPPORTED
         );
     }
 }

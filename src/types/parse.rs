@@ -812,6 +812,7 @@ fn parse_array_level(b: &[u8], pos: &mut usize) -> Option<Vec<ArrayElem>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sqlstate::SqlState;
 
     #[test]
     fn bools() {
@@ -822,7 +823,11 @@ mod tests {
             assert_eq!(parse_bool(f), Ok(false), "{f}");
         }
         for bad in ["", "o", "2", "yess", "truex"] {
-            assert_eq!(parse_bool(bad).unwrap_err().sqlstate(), "22P02", "{bad}");
+            assert_eq!(
+                parse_bool(bad).unwrap_err().sqlstate(),
+                SqlState::INVALID_TEXT_REPRESENTATION,
+                "{bad}"
+            );
         }
     }
 
@@ -839,21 +844,27 @@ mod tests {
         for bad in ["", "abc", "1.5", "1__0", "_1", "--1", "0x"] {
             assert_eq!(
                 parse_int(bad, "integer").unwrap_err().sqlstate(),
-                "22P02",
+                SqlState::INVALID_TEXT_REPRESENTATION,
                 "{bad}"
             );
         }
         let huge = "9".repeat(60);
-        assert_eq!(parse_int(&huge, "integer").unwrap_err().sqlstate(), "22003");
+        assert_eq!(
+            parse_int(&huge, "integer").unwrap_err().sqlstate(),
+            SqlState::NUMERIC_VALUE_OUT_OF_RANGE
+        );
         assert_eq!(
             parse_u128("340282366920938463463374607431768211455", "uhugeint"),
             Ok(u128::MAX)
         );
         assert_eq!(
             parse_u128("-1", "uhugeint").unwrap_err().sqlstate(),
-            "22003"
+            SqlState::NUMERIC_VALUE_OUT_OF_RANGE
         );
-        assert_eq!(parse_u128("x", "uhugeint").unwrap_err().sqlstate(), "22P02");
+        assert_eq!(
+            parse_u128("x", "uhugeint").unwrap_err().sqlstate(),
+            SqlState::INVALID_TEXT_REPRESENTATION
+        );
     }
 
     #[test]
@@ -863,9 +874,18 @@ mod tests {
         assert_eq!(parse_f64("Infinity"), Ok(f64::INFINITY));
         assert_eq!(parse_f64("-inf"), Ok(f64::NEG_INFINITY));
         assert!(parse_f64("NaN").unwrap().is_nan());
-        assert_eq!(parse_f64("1e400").unwrap_err().sqlstate(), "22003");
-        assert_eq!(parse_f64("abc").unwrap_err().sqlstate(), "22P02");
-        assert_eq!(parse_f32("3.4e39").unwrap_err().sqlstate(), "22003");
+        assert_eq!(
+            parse_f64("1e400").unwrap_err().sqlstate(),
+            SqlState::NUMERIC_VALUE_OUT_OF_RANGE
+        );
+        assert_eq!(
+            parse_f64("abc").unwrap_err().sqlstate(),
+            SqlState::INVALID_TEXT_REPRESENTATION
+        );
+        assert_eq!(
+            parse_f32("3.4e39").unwrap_err().sqlstate(),
+            SqlState::NUMERIC_VALUE_OUT_OF_RANGE
+        );
         assert_eq!(parse_f32("0.1"), Ok(0.1f32));
     }
 
@@ -886,7 +906,11 @@ mod tests {
         );
         assert_eq!(parse_numeric("1e39").unwrap().scaled(0), None);
         for bad in ["", ".", "1.2.3", "abc", "1e", "--1"] {
-            assert_eq!(parse_numeric(bad).unwrap_err().sqlstate(), "22P02", "{bad}");
+            assert_eq!(
+                parse_numeric(bad).unwrap_err().sqlstate(),
+                SqlState::INVALID_TEXT_REPRESENTATION,
+                "{bad}"
+            );
         }
     }
 
@@ -906,10 +930,22 @@ mod tests {
         assert_eq!(parse_date("-infinity"), Ok(DUCK_DATE_NINF));
         assert_eq!(parse_date("epoch"), Ok(0));
         assert_eq!(parse_date("2024-01-02 10:00:00"), Ok(19_724));
-        assert_eq!(parse_date("2024-02-30").unwrap_err().sqlstate(), "22008");
-        assert_eq!(parse_date("2024-13-01").unwrap_err().sqlstate(), "22008");
-        assert_eq!(parse_date("yesterday-ish").unwrap_err().sqlstate(), "22007");
-        assert_eq!(parse_date("2024-01").unwrap_err().sqlstate(), "22007");
+        assert_eq!(
+            parse_date("2024-02-30").unwrap_err().sqlstate(),
+            SqlState::DATETIME_FIELD_OVERFLOW
+        );
+        assert_eq!(
+            parse_date("2024-13-01").unwrap_err().sqlstate(),
+            SqlState::DATETIME_FIELD_OVERFLOW
+        );
+        assert_eq!(
+            parse_date("yesterday-ish").unwrap_err().sqlstate(),
+            SqlState::INVALID_DATETIME_FORMAT
+        );
+        assert_eq!(
+            parse_date("2024-01").unwrap_err().sqlstate(),
+            SqlState::INVALID_DATETIME_FORMAT
+        );
     }
 
     #[test]
@@ -923,8 +959,14 @@ mod tests {
         assert_eq!(parse_time("00:00:00.0000015"), Ok(2));
         assert_eq!(parse_time("00:00:00.00000051"), Ok(1));
         assert_eq!(parse_time("03:04:05+02"), Ok(11_045_000_000));
-        assert_eq!(parse_time("25:00:00").unwrap_err().sqlstate(), "22008");
-        assert_eq!(parse_time("3pm").unwrap_err().sqlstate(), "22007");
+        assert_eq!(
+            parse_time("25:00:00").unwrap_err().sqlstate(),
+            SqlState::DATETIME_FIELD_OVERFLOW
+        );
+        assert_eq!(
+            parse_time("3pm").unwrap_err().sqlstate(),
+            SqlState::INVALID_DATETIME_FORMAT
+        );
     }
 
     #[test]
@@ -961,11 +1003,11 @@ mod tests {
             parse_timestamp("2024-01-02 03:04:05 Mars/Olympus", true)
                 .unwrap_err()
                 .sqlstate(),
-            "22007"
+            SqlState::INVALID_DATETIME_FORMAT
         );
         assert_eq!(
             parse_timestamp("nope", false).unwrap_err().sqlstate(),
-            "22007"
+            SqlState::INVALID_DATETIME_FORMAT
         );
     }
 
@@ -995,7 +1037,7 @@ mod tests {
         for bad in ["", "1 fortnight", "abc", "P1X", "1:2:3:4"] {
             assert_eq!(
                 parse_interval(bad).unwrap_err().sqlstate(),
-                "22007",
+                SqlState::INVALID_DATETIME_FORMAT,
                 "{bad}"
             );
         }
@@ -1015,7 +1057,11 @@ mod tests {
             "-a0eebc999c0b4ef8bb6d6bb9bd380a11",
             "a0eeb-c999c0b4ef8bb6d6bb9bd380a11",
         ] {
-            assert_eq!(parse_uuid(bad).unwrap_err().sqlstate(), "22P02", "{bad}");
+            assert_eq!(
+                parse_uuid(bad).unwrap_err().sqlstate(),
+                SqlState::INVALID_TEXT_REPRESENTATION,
+                "{bad}"
+            );
         }
     }
 
@@ -1026,9 +1072,18 @@ mod tests {
         assert_eq!(parse_bytea("\\x"), Ok(vec![]));
         assert_eq!(parse_bytea("ab\\\\c\\001"), Ok(b"ab\\c\x01".to_vec()));
         assert_eq!(parse_bytea("plain"), Ok(b"plain".to_vec()));
-        assert_eq!(parse_bytea("\\x0").unwrap_err().sqlstate(), "22P02");
-        assert_eq!(parse_bytea("\\xzz").unwrap_err().sqlstate(), "22P02");
-        assert_eq!(parse_bytea("bad\\9").unwrap_err().sqlstate(), "22P02");
+        assert_eq!(
+            parse_bytea("\\x0").unwrap_err().sqlstate(),
+            SqlState::INVALID_TEXT_REPRESENTATION
+        );
+        assert_eq!(
+            parse_bytea("\\xzz").unwrap_err().sqlstate(),
+            SqlState::INVALID_TEXT_REPRESENTATION
+        );
+        assert_eq!(
+            parse_bytea("bad\\9").unwrap_err().sqlstate(),
+            SqlState::INVALID_TEXT_REPRESENTATION
+        );
     }
 
     #[test]
@@ -1048,7 +1103,11 @@ mod tests {
         assert_eq!(parse_array("{}"), Ok(vec![]));
         assert_eq!(parse_array("[1:2]={1,2}"), Ok(vec![v("1"), v("2")]));
         for bad in ["", "1,2", "{1,2", "{1,,2}", "{\"a}", "{1}x"] {
-            assert_eq!(parse_array(bad).unwrap_err().sqlstate(), "22P02", "{bad}");
+            assert_eq!(
+                parse_array(bad).unwrap_err().sqlstate(),
+                SqlState::INVALID_TEXT_REPRESENTATION,
+                "{bad}"
+            );
         }
     }
 }

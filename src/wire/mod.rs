@@ -5,6 +5,7 @@
 //! `do_query` hooks: the session decides statement splitting, transaction
 //! state, portals and row encoding, and this layer only pumps replies.
 
+use crate::sqlstate::SqlState;
 mod auth;
 mod cancel;
 mod guard;
@@ -129,7 +130,7 @@ fn fields(e: &SqlError, severity: &str) -> Vec<(u8, String)> {
     let mut f = vec![
         (b'S', severity.to_string()),
         (b'V', severity.to_string()),
-        (b'C', e.code.clone()),
+        (b'C', e.code.into()),
         (b'M', e.message.clone()),
     ];
     if let Some(d) = &e.detail {
@@ -142,7 +143,7 @@ fn fields(e: &SqlError, severity: &str) -> Vec<(u8, String)> {
 }
 
 fn user_error(e: SqlError) -> PgWireError {
-    let mut info = ErrorInfo::new("ERROR".into(), e.code, e.message);
+    let mut info = ErrorInfo::new("ERROR".into(), e.code.into(), e.message);
     info.detail = e.detail;
     info.hint = e.hint;
     PgWireError::UserError(Box::new(info))
@@ -453,7 +454,10 @@ impl pgwire::api::copy::CopyHandler for QueryHandler {
             .run(Ends::Replies, move |w, out| w.copy_fail(&msg, out));
         match pump(client, rx, true).await {
             Err(e) => e,
-            Ok(()) => user_error(SqlError::new("57014", "COPY from stdin failed")),
+            Ok(()) => user_error(SqlError::new(
+                SqlState::QUERY_CANCELED,
+                "COPY from stdin failed",
+            )),
         }
     }
 }

@@ -5,6 +5,7 @@
 //! FATAL 08P01 instead of a decoder panic; and a panic anywhere in the connection's handling is
 //! caught here, so it ends this connection only.
 
+use crate::sqlstate::SqlState;
 use std::time::Duration;
 
 use futures::{FutureExt, SinkExt, StreamExt};
@@ -124,7 +125,7 @@ where
         PgWireError::IoError(io) => return Err(std::io::Error::new(io.kind(), io.to_string())),
         other => other.to_string(),
     };
-    let info = ErrorInfo::new("FATAL".into(), "08P01".into(), message);
+    let info = ErrorInfo::new("FATAL".into(), SqlState::PROTOCOL_VIOLATION.into(), message);
     let _ = socket
         .send(PgWireBackendMessage::ErrorResponse(info.into()))
         .await;

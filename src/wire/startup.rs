@@ -2,6 +2,7 @@
 //! setup, or passwords checked by pgwire's mechanisms), the TLS-only rule,
 //! and the parameters PostgreSQL reports to a new client.
 
+use crate::sqlstate::SqlState;
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -124,7 +125,7 @@ impl StartupHandler for Startup {
         {
             return Err(PgWireError::UserError(Box::new(ErrorInfo::new(
                 "FATAL".into(),
-                "28000".into(),
+                SqlState::INVALID_AUTHORIZATION_SPECIFICATION.into(),
                 "this server accepts only TLS connections (use sslmode=require)".into(),
             ))));
         }
