@@ -152,6 +152,8 @@ fn item_ends(toks: &[TokenWithSpan], start: Location) -> Option<Vec<Location>> {
     let mut ends = Vec::new();
     let mut last: Option<usize> = None;
     let mut prev_word: Option<Keyword> = None;
+    // A word after `::` names a type (`::union(a int)`), never a clause.
+    let mut after_cast = false;
     while let Some(t) = toks.get(i) {
         match &t.token {
             Token::Whitespace(_) => {
@@ -168,9 +170,10 @@ fn item_ends(toks: &[TokenWithSpan], start: Location) -> Option<Vec<Location>> {
                 i += 1;
                 continue;
             }
-            Token::Word(w) if depth == 0 && ends_list(w.keyword, prev_word) => break,
+            Token::Word(w) if depth == 0 && !after_cast && ends_list(w.keyword, prev_word) => break,
             _ => {}
         }
+        after_cast = matches!(t.token, Token::DoubleColon);
         prev_word = match &t.token {
             Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
             _ => None,
@@ -301,6 +304,10 @@ mod tests {
         assert_eq!(
             named("select a is distinct from b, percentile_cont(0.5) within group (order by v) from t"),
             r#"select a is distinct from b AS "?column?", percentile_cont(0.5) within group (order by v) AS "percentile_cont" from t"#
+        );
+        assert_eq!(
+            named("select union_value(num := 2)::union(num integer, str varchar) from t"),
+            r#"select union_value(num := 2)::union(num integer, str varchar) AS "union_value" from t"#
         );
         assert_eq!(
             named("select 'é', 2"),
