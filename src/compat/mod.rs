@@ -31,6 +31,30 @@ const TOOLS_SQL: &str = include_str!("catalog_tools.sql");
 /// own; authentication users are not DuckDB users).
 const ROLE: &str = "duckmv";
 
+/// Words that end an item of a FROM list, so are no table alias (upper case, as the lexer
+/// gives words).
+const ENDS_FROM_ITEM: &[&str] = &[
+    "ON",
+    "USING",
+    "JOIN",
+    "LEFT",
+    "RIGHT",
+    "INNER",
+    "FULL",
+    "CROSS",
+    "NATURAL",
+    "WHERE",
+    "GROUP",
+    "ORDER",
+    "HAVING",
+    "LIMIT",
+    "OFFSET",
+    "UNION",
+    "EXCEPT",
+    "INTERSECT",
+    "WINDOW",
+];
+
 /// The name of the placeholder column a statement with an empty select list
 /// (`SELECT FROM t`) selects; the session sends its rows without it.
 pub const NO_COLUMNS: &str = "__duckmv_no_columns";

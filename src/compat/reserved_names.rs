@@ -265,33 +265,13 @@ const CLAUSE_WORDS: &[&str] = &[
 
 /// Tokens that end a table or column alias: a list or clause boundary.
 fn ends_alias(t: &Token) -> bool {
-    const WORDS: &[&str] = &[
-        "ON",
-        "USING",
-        "JOIN",
-        "LEFT",
-        "RIGHT",
-        "INNER",
-        "FULL",
-        "CROSS",
-        "NATURAL",
-        "WHERE",
-        "GROUP",
-        "ORDER",
-        "HAVING",
-        "LIMIT",
-        "OFFSET",
-        "UNION",
-        "EXCEPT",
-        "INTERSECT",
-        "WINDOW",
-        "QUALIFY",
-        "FROM",
-        "SET",
-    ];
+    // Beyond what ends a FROM item: the clauses a column alias can stand before.
+    const WORDS: &[&str] = &["QUALIFY", "FROM", "SET"];
     match t.kind {
         Tok::Punct => t.is_punct(",") || t.is_punct(")") || t.is_punct(";"),
-        Tok::Word => WORDS.contains(&t.text.as_str()),
+        Tok::Word => {
+            super::ENDS_FROM_ITEM.contains(&t.text.as_str()) || WORDS.contains(&t.text.as_str())
+        }
         _ => false,
     }
 }

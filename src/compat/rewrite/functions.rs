@@ -157,7 +157,9 @@ fn scalar_in_from(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Option<usi
     }
     let alias = toks.get(alias_at).and_then(|t| match t.kind {
         Tok::Ident => Some(t.text.clone()),
-        Tok::Word if !ENDS_FROM_ITEM.contains(&t.text.as_str()) => Some(t.text.to_lowercase()),
+        Tok::Word if !crate::compat::ENDS_FROM_ITEM.contains(&t.text.as_str()) => {
+            Some(t.text.to_lowercase())
+        }
         _ => None,
     });
     let quote = |n: &str| format!("\"{}\"", n.replace('"', "\"\""));
@@ -182,29 +184,6 @@ fn scalar_in_from(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Option<usi
     });
     Some(i + 2)
 }
-
-/// Words that end a FROM item (so are no alias).
-const ENDS_FROM_ITEM: &[&str] = &[
-    "ON",
-    "USING",
-    "JOIN",
-    "LEFT",
-    "RIGHT",
-    "INNER",
-    "FULL",
-    "CROSS",
-    "NATURAL",
-    "WHERE",
-    "GROUP",
-    "ORDER",
-    "HAVING",
-    "LIMIT",
-    "OFFSET",
-    "UNION",
-    "EXCEPT",
-    "INTERSECT",
-    "WINDOW",
-];
 
 /// Whether the token at `j` (a `,`, FROM or JOIN) opens an item of a FROM list.
 fn in_from_list(toks: &[Token], j: usize) -> bool {

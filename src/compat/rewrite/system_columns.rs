@@ -31,29 +31,6 @@ const CATALOG_OIDS: &[(&str, u32)] = &[
     ("pg_sequence", 2224),
 ];
 
-/// Words after a table name that are not its alias.
-const NOT_AN_ALIAS: &[&str] = &[
-    "ON",
-    "USING",
-    "JOIN",
-    "LEFT",
-    "RIGHT",
-    "INNER",
-    "FULL",
-    "CROSS",
-    "NATURAL",
-    "WHERE",
-    "GROUP",
-    "ORDER",
-    "HAVING",
-    "LIMIT",
-    "OFFSET",
-    "UNION",
-    "EXCEPT",
-    "INTERSECT",
-    "WINDOW",
-];
-
 /// Edits for the system columns the statement reads.
 pub(super) fn plan(toks: &[Token], edits: &mut Vec<Edit>) {
     let names = catalog_names(toks);
@@ -108,7 +85,8 @@ fn catalog_names(toks: &[Token]) -> HashMap<String, u32> {
         }
         if let Some(alias) = toks.get(k).filter(|n| {
             n.kind == Tok::Ident
-                || (n.kind == Tok::Word && !NOT_AN_ALIAS.contains(&n.text.as_str()))
+                || (n.kind == Tok::Word
+                    && !crate::compat::ENDS_FROM_ITEM.contains(&n.text.as_str()))
         }) {
             names.insert(name_of(alias), oid);
         }
