@@ -212,26 +212,7 @@ async fn a_waiting_create_honours_cancel_and_statement_timeout() {
 #[test]
 fn a_tls_writer_that_drops_releases_its_tables() {
     let dir = tempfile::tempdir().unwrap();
-    let (cert, key) = (dir.path().join("c.pem"), dir.path().join("k.pem"));
-    let ok = std::process::Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "1",
-            "-subj",
-            "/CN=localhost",
-        ])
-        .arg("-keyout")
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .output()
-        .unwrap();
-    assert!(ok.status.success());
+    let (cert, key) = common::self_signed_cert(dir.path());
     let server = TestServer::start_with_args(&[
         "--tls-cert",
         cert.to_str().unwrap(),

@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use common::rng::Rng;
 use common::{bag_difference, exec, text_rows, TestServer};
 use futures::SinkExt;
 use tokio_postgres::Client;
@@ -39,27 +40,13 @@ struct Ledger {
     next: i64,
 }
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 /// Runs transactions until the server goes away; records everything acknowledged.
 async fn writer(c: Client, id: i64, ledger: Arc<Mutex<Ledger>>, seed: u64) {
     let mut r = Rng(seed);
     loop {
         let (ins, del): (Vec<i64>, Vec<i64>) = {
             let mut l = ledger.lock().unwrap();
-            let n = 1 + r.below(3) as i64;
+            let n = 1 + r.below(3);
             let ins: Vec<i64> = (l.next..l.next + n).collect();
             l.next += n;
             let live: Vec<i64> = l.inserted.difference(&l.deleted).copied().collect();
@@ -261,7 +248,7 @@ async fn kill_9_loses_no_acknowledged_commit() {
         while acked() < before + 5 && std::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        tokio::time::sleep(Duration::from_millis(r.below(800))).await;
+        tokio::time::sleep(Duration::from_millis(r.below(800) as u64)).await;
 
         // SAFETY: kill(2) on the server process this test started.
         unsafe { libc::kill(server.pid as libc::pid_t, libc::SIGKILL) };

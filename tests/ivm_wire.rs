@@ -4,22 +4,11 @@
 
 mod common;
 
+use common::rng::Rng;
 use common::{bag_difference, dump, exec, TestServer};
 use tokio_postgres::{Client, SimpleQueryMessage};
 
-/// A small deterministic PRNG so failures replay.
-struct Rng(u64);
-
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> i64 {
-        (self.next() % n) as i64
-    }
     /// A small value, NULL one time in `null_one_in`.
     fn val(&mut self, range: u64, null_one_in: u64) -> String {
         if self.below(null_one_in) == 0 {

@@ -10,21 +10,11 @@
 
 mod common;
 
+use common::rng::Rng;
 use common::{bag_difference, dump, exec, TestServer};
 use tokio_postgres::Client;
 
-struct Rng(u64);
-
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> i64 {
-        (self.next() % n) as i64
-    }
     fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
         xs[self.below(xs.len() as u64) as usize]
     }

@@ -55,30 +55,7 @@ fn remote_listening_without_users_is_refused() {
 #[test]
 fn tls_with_sslmode_require_and_tls_only() {
     let dir = tempfile::tempdir().unwrap();
-    let (cert, key) = (dir.path().join("c.pem"), dir.path().join("k.pem"));
-    let ok = std::process::Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "1",
-            "-subj",
-            "/CN=localhost",
-        ])
-        .arg("-keyout")
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .output()
-        .unwrap();
-    assert!(
-        ok.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ok.stderr)
-    );
+    let (cert, key) = common::self_signed_cert(dir.path());
     let (cert, key) = (cert.to_str().unwrap(), key.to_str().unwrap());
     let server = TestServer::start_with_args(&["--tls-cert", cert, "--tls-key", key, "--tls-only"]);
     let out = server.psql_ok(

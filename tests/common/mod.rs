@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 
 pub mod pgraw;
+pub mod rng;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::SocketAddr;
@@ -390,6 +391,35 @@ enum Config {
         cwd: PathBuf,
         args: Vec<String>,
     },
+}
+
+/// A self-signed certificate for localhost and its key, written into `dir` by openssl.
+pub fn self_signed_cert(dir: &Path) -> (PathBuf, PathBuf) {
+    let (cert, key) = (dir.join("c.pem"), dir.join("k.pem"));
+    let ok = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "openssl: {}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    (cert, key)
 }
 
 /// Extracts the address from a line such as
