@@ -29,6 +29,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     let shared = Arc::new(Shared::new(db.clone(), policy, spool.path().to_path_buf()));
     crate::session::bootstrap(&shared)
         .map_err(|e| anyhow::anyhow!("preparing the database: {} ({})", e.message, e.code))?;
+    crate::session::start_log_vacuum(&shared)
+        .map_err(|e| anyhow::anyhow!("starting the change-log vacuum: {}", e.message))?;
 
     let auth = auth_config(&config)?;
     let tls = match (&config.tls_cert, &config.tls_key) {

@@ -114,7 +114,7 @@ async fn duckmv_s_own_objects_cannot_be_changed() {
     let id = text_rows(&c, "SELECT id FROM _duckmv.views WHERE name = 'mv2'").await[0][0].clone();
     let delta = text_rows(
         &c,
-        "SELECT table_name FROM duckdb_tables() WHERE schema_name = '_duckmv' AND table_name LIKE 'd\\_%' ESCAPE '\\' LIMIT 1",
+        "SELECT table_name FROM duckdb_tables() WHERE schema_name = '_duckmv' AND table_name LIKE 'log\\_%' ESCAPE '\\' LIMIT 1",
     )
     .await[0][0]
         .clone();

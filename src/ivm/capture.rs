@@ -1,85 +1,369 @@
-//! Delta capture: one delta table per (view, source) and, for base tables, statement-level
-//! AFTER triggers with transition tables that copy every change into it as signed rows inside
-//! the writing transaction (so a rollback leaves no delta). Deltas of an upstream materialized
-//! view are written by that view's refresh instead: no triggers on internal tables (DuckDB
-//! refuses MERGE on tables with triggers, and the refresh uses MERGE).
+//! Change capture: one change log per tracked relation, shared by every view that reads it.
+//!
+//! A base table's log (`_duckmv.log_<id>`) is written by three statement-level AFTER triggers
+//! with transition tables, inside the writing transaction (a rollback leaves no row), once per
+//! statement whatever the number of views. An upstream materialized view's log is written by
+//! its refresh (no triggers on internal tables: DuckDB refuses MERGE on tables with triggers,
+//! and the refresh uses MERGE). Each log row is a signed row (`_mv_mult`) with a position
+//! (`_mv_pos`, from one sequence).
+//!
+//! Each (view, source) pair is a reader of one log with a consumed position in
+//! `_duckmv.log_readers`. Its delta relation (the plan's `Source::delta`) is a view of the log
+//! past that position, so the delta SQL of a plan keeps one text and stays prepared. A refresh
+//! reads its deltas and moves its positions to the log's end in its snapshot, in its own
+//! transaction: a rollback moves nothing, a commit consumes exactly what was read.
+//!
+//! Why positions visible in a snapshot are a prefix of the log (so "the end in my snapshot"
+//! never skips a row committed later): writers of tracked tables hold the capture lock from
+//! their first write to their transaction's end (`session::capture_lock`), so a writer takes
+//! positions only after every earlier writer has committed or rolled back; a transaction that
+//! commits after a snapshot began took all its positions after every transaction the snapshot
+//! sees had ended. A view's log is appended only by that view's refreshes, which update the
+//! view's catalog row: two concurrent ones conflict and one rolls back, so they too append one
+//! after another. Rolled-back positions leave gaps, which no reader minds.
+//!
+//! Rows every reader has consumed are deleted by [`vacuum`], which the server runs in the
+//! background, never on the write path.
 
-use super::plan::{Plan, SourceKind};
+use std::collections::HashMap;
+
+use super::plan::{Plan, Source, SourceKind};
 use super::text::{ident, lit};
 use super::{IvmError, Sql};
 
 const OPS: [&str; 3] = ["ins", "del", "upd"];
 
-fn trigger_name(view_id: i64, source: usize, op: &str) -> String {
-    format!("_duckmv_{view_id}_{source}_{op}")
+/// The sequence every log position comes from.
+const POSITIONS: &str = "_duckmv.log_pos";
+
+/// Creates the log catalog (idempotent).
+pub fn bootstrap(db: &mut dyn Sql) -> Result<(), IvmError> {
+    for sql in [
+        "CREATE SEQUENCE IF NOT EXISTS _duckmv.log_ids",
+        "CREATE SEQUENCE IF NOT EXISTS _duckmv.log_pos",
+        "CREATE TABLE IF NOT EXISTS _duckmv.change_logs (id BIGINT, source_schema VARCHAR, \
+         source_name VARCHAR, source_view_id BIGINT, log_table VARCHAR, columns VARCHAR)",
+        "CREATE TABLE IF NOT EXISTS _duckmv.log_readers (view_id BIGINT, log_id BIGINT, \
+         reader VARCHAR, consumed BIGINT)",
+    ] {
+        db.exec(sql)?;
+    }
+    Ok(())
 }
 
-/// Creates the delta tables and capture triggers of a view.
-pub fn install(db: &mut dyn Sql, plan: &Plan) -> Result<(), IvmError> {
-    for (k, s) in plan.sources.iter().enumerate() {
-        let Some(delta) = &s.delta else { continue };
-        let cols: Vec<String> = s.columns.iter().map(|c| ident(c)).collect();
-        let cols = cols.join(", ");
-        db.exec(&format!(
-            "CREATE TABLE {delta} AS SELECT {cols}, CAST(0 AS BIGINT) AS _mv_mult FROM {} LIMIT 0",
+/// A log as `_duckmv.change_logs` records it.
+struct Log {
+    id: i64,
+    table: String,
+    columns: Vec<String>,
+}
+
+fn trigger_name(log_id: i64, op: &str) -> String {
+    format!("_duckmv_log_{log_id}_{op}")
+}
+
+/// The catalog condition naming a source's log.
+fn source_key(s: &Source) -> String {
+    match (s.kind, s.view_id) {
+        (SourceKind::View, Some(v)) => format!("source_view_id = {v}"),
+        _ => format!(
+            "source_view_id IS NULL AND lower(source_schema) = lower({}) AND lower(source_name) = lower({})",
+            lit(&s.schema),
+            lit(&s.name)
+        ),
+    }
+}
+
+fn find_log(db: &mut dyn Sql, s: &Source) -> Result<Option<Log>, IvmError> {
+    let rows = db.query(&format!(
+        "SELECT id, log_table, columns FROM _duckmv.change_logs WHERE {}",
+        source_key(s)
+    ))?;
+    let Some(r) = rows.into_iter().next() else {
+        return Ok(None);
+    };
+    let get = |i: usize| r[i].clone().unwrap_or_default();
+    Ok(Some(Log {
+        id: get(0)
+            .parse()
+            .map_err(|_| IvmError::Internal("bad log id".into()))?,
+        table: get(1),
+        columns: serde_json::from_str(&get(2))
+            .map_err(|e| IvmError::Internal(format!("bad log columns: {e}")))?,
+    }))
+}
+
+/// The log of source `s`, created when no view read it yet, and widened when `s` reads a
+/// column the log lacks (a column added to the table after the log was made).
+fn ensure_log(db: &mut dyn Sql, s: &Source) -> Result<Log, IvmError> {
+    let log = match find_log(db, s)? {
+        Some(log) => log,
+        None => return create_log(db, s),
+    };
+    let missing: Vec<&String> = s
+        .columns
+        .iter()
+        .filter(|c| !log.columns.iter().any(|l| l.eq_ignore_ascii_case(c)))
+        .collect();
+    if missing.is_empty() {
+        return Ok(log);
+    }
+    let mut log = log;
+    for c in missing {
+        let ty = db.query(&format!(
+            "SELECT column_type FROM (DESCRIBE SELECT {} FROM {})",
+            ident(c),
             s.relation
         ))?;
-        if s.kind != SourceKind::Table {
+        let ty = ty
+            .first()
+            .and_then(|r| r[0].clone())
+            .ok_or_else(|| IvmError::Internal(format!("no type for column {c}")))?;
+        db.exec(&format!(
+            "ALTER TABLE {} ADD COLUMN {} {ty}",
+            log.table,
+            ident(c)
+        ))?;
+        log.columns.push(c.clone());
+    }
+    save_columns(db, &log)?;
+    if s.kind == SourceKind::Table {
+        drop_triggers(db, s, log.id)?;
+        create_triggers(db, s, &log)?;
+    }
+    Ok(log)
+}
+
+fn save_columns(db: &mut dyn Sql, log: &Log) -> Result<(), IvmError> {
+    let cols =
+        serde_json::to_string(&log.columns).map_err(|e| IvmError::Internal(e.to_string()))?;
+    db.exec(&format!(
+        "UPDATE _duckmv.change_logs SET columns = {} WHERE id = {}",
+        lit(&cols),
+        log.id
+    ))?;
+    Ok(())
+}
+
+/// A new, empty log. A view's log has the view's columns in order (its refresh appends its
+/// output rows as they are); a table's, the columns its first reader reads.
+fn create_log(db: &mut dyn Sql, s: &Source) -> Result<Log, IvmError> {
+    let id: i64 = db
+        .query("SELECT nextval('_duckmv.log_ids')")?
+        .first()
+        .and_then(|r| r[0].as_deref())
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| IvmError::Internal("no log id".into()))?;
+    let table = format!("_duckmv.log_{id}");
+    let columns: Vec<String> = if s.kind == SourceKind::View {
+        db.query(&format!(
+            "SELECT column_name FROM (DESCRIBE SELECT * FROM {})",
+            s.relation
+        ))?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .collect()
+    } else {
+        s.columns.clone()
+    };
+    let cols = column_list(&columns);
+    db.exec(&format!(
+        "CREATE TABLE {table} AS SELECT {cols}, CAST(0 AS BIGINT) AS _mv_mult, \
+         CAST(0 AS BIGINT) AS _mv_pos FROM {} LIMIT 0",
+        s.relation
+    ))?;
+    let log = Log { id, table, columns };
+    let (schema, name, view_id) = (lit(&s.schema), lit(&s.name), s.view_id);
+    db.exec(&format!(
+        "INSERT INTO _duckmv.change_logs VALUES ({id}, {schema}, {name}, {}, {}, '[]')",
+        view_id.map_or("NULL".to_string(), |v| v.to_string()),
+        lit(&log.table)
+    ))?;
+    save_columns(db, &log)?;
+    if s.kind == SourceKind::Table {
+        create_triggers(db, s, &log)?;
+    }
+    Ok(log)
+}
+
+fn column_list(columns: &[String]) -> String {
+    columns
+        .iter()
+        .map(|c| ident(c))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn create_triggers(db: &mut dyn Sql, s: &Source, log: &Log) -> Result<(), IvmError> {
+    let (t, l) = (&s.relation, &log.table);
+    let cols = column_list(&log.columns);
+    let into = format!("INSERT INTO {l} ({cols}, _mv_mult, _mv_pos)");
+    let rows = |from: &str, sign: i64| {
+        format!("SELECT {cols}, {sign}, nextval('{POSITIONS}') FROM {from}")
+    };
+    db.exec(&format!(
+        "CREATE TRIGGER {} AFTER INSERT ON {t} REFERENCING NEW TABLE AS _mv_new FOR EACH STATEMENT \
+         {into} {}",
+        trigger_name(log.id, "ins"),
+        rows("_mv_new", 1)
+    ))?;
+    db.exec(&format!(
+        "CREATE TRIGGER {} AFTER DELETE ON {t} REFERENCING OLD TABLE AS _mv_old FOR EACH STATEMENT \
+         {into} {}",
+        trigger_name(log.id, "del"),
+        rows("_mv_old", -1)
+    ))?;
+    db.exec(&format!(
+        "CREATE TRIGGER {} AFTER UPDATE ON {t} REFERENCING OLD TABLE AS _mv_old NEW TABLE AS _mv_new \
+         FOR EACH STATEMENT {into} {} UNION ALL {}",
+        trigger_name(log.id, "upd"),
+        rows("_mv_old", -1),
+        rows("_mv_new", 1)
+    ))?;
+    Ok(())
+}
+
+/// Drops the log's triggers that exist (a dropped table took its triggers with it).
+fn drop_triggers(db: &mut dyn Sql, s: &Source, log_id: i64) -> Result<(), IvmError> {
+    let present = db.query(&format!(
+        "SELECT trigger_name FROM duckdb_triggers() WHERE database_name = current_database() \
+         AND lower(schema_name) = lower({}) AND lower(table_name) = lower({})",
+        lit(&s.schema),
+        lit(&s.name)
+    ))?;
+    for op in OPS {
+        let name = trigger_name(log_id, op);
+        if present
+            .iter()
+            .any(|r| r[0].as_deref() == Some(name.as_str()))
+        {
+            db.exec(&format!("DROP TRIGGER {name} ON {}", s.relation))?;
+        }
+    }
+    Ok(())
+}
+
+/// Makes `plan` a reader of its sources' logs (creating them as needed): each source's delta
+/// relation becomes a view of its log past the view's position, which starts at the log's end
+/// in this transaction's snapshot (the view's first population reads the same snapshot).
+/// Records each log's table in the plan.
+pub fn install(db: &mut dyn Sql, plan: &mut Plan) -> Result<(), IvmError> {
+    for s in plan.sources.iter_mut() {
+        let Some(delta) = s.delta.clone() else {
+            continue;
+        };
+        let log = ensure_log(db, s)?;
+        db.exec(&format!(
+            "INSERT INTO _duckmv.log_readers SELECT {}, {}, {}, coalesce(max(_mv_pos), 0) FROM {}",
+            plan.id,
+            log.id,
+            lit(&delta),
+            log.table
+        ))?;
+        db.exec(&format!(
+            "CREATE VIEW {delta} AS SELECT {}, _mv_mult FROM {} \
+             WHERE _mv_pos > (SELECT consumed FROM _duckmv.log_readers WHERE reader = {})",
+            column_list(&s.columns),
+            log.table,
+            lit(&delta)
+        ))?;
+        s.log = Some(log.table);
+    }
+    Ok(())
+}
+
+/// Stops `plan` reading its logs; a log nobody reads any more goes, with its triggers.
+pub fn uninstall(db: &mut dyn Sql, plan: &Plan) -> Result<(), IvmError> {
+    for s in &plan.sources {
+        let Some(delta) = &s.delta else { continue };
+        db.exec(&format!("DROP VIEW IF EXISTS {delta}"))?;
+        db.exec(&format!(
+            "DELETE FROM _duckmv.log_readers WHERE reader = {}",
+            lit(delta)
+        ))?;
+        let Some(log) = find_log(db, s)? else {
+            continue;
+        };
+        let readers = db.query(&format!(
+            "SELECT 1 FROM _duckmv.log_readers WHERE log_id = {}",
+            log.id
+        ))?;
+        if !readers.is_empty() {
             continue;
         }
-        let t = &s.relation;
-        db.exec(&format!(
-            "CREATE TRIGGER {} AFTER INSERT ON {t} REFERENCING NEW TABLE AS _mv_new FOR EACH STATEMENT \
-             INSERT INTO {delta} SELECT {cols}, 1 FROM _mv_new",
-            trigger_name(plan.id, k, "ins")
-        ))?;
-        db.exec(&format!(
-            "CREATE TRIGGER {} AFTER DELETE ON {t} REFERENCING OLD TABLE AS _mv_old FOR EACH STATEMENT \
-             INSERT INTO {delta} SELECT {cols}, -1 FROM _mv_old",
-            trigger_name(plan.id, k, "del")
-        ))?;
-        db.exec(&format!(
-            "CREATE TRIGGER {} AFTER UPDATE ON {t} REFERENCING OLD TABLE AS _mv_old NEW TABLE AS _mv_new \
-             FOR EACH STATEMENT INSERT INTO {delta} SELECT {cols}, -1 FROM _mv_old UNION ALL SELECT {cols}, 1 FROM _mv_new",
-            trigger_name(plan.id, k, "upd")
-        ))?;
-    }
-    Ok(())
-}
-
-/// Drops a view's triggers and delta tables. A source table that is already gone took its
-/// triggers with it.
-pub fn uninstall(db: &mut dyn Sql, plan: &Plan) -> Result<(), IvmError> {
-    for (k, s) in plan.sources.iter().enumerate() {
-        let Some(delta) = &s.delta else { continue };
         if s.kind == SourceKind::Table {
-            let present = db.query(&format!(
-                "SELECT trigger_name FROM duckdb_triggers() WHERE database_name = current_database() \
-                 AND schema_name = {} AND table_name = {}",
-                lit(&s.schema),
-                lit(&s.name)
-            ))?;
-            for op in OPS {
-                let name = trigger_name(plan.id, k, op);
-                if present
-                    .iter()
-                    .any(|r| r[0].as_deref() == Some(name.as_str()))
-                {
-                    db.exec(&format!("DROP TRIGGER {name} ON {}", s.relation))?;
-                }
-            }
+            drop_triggers(db, s, log.id)?;
         }
-        db.exec(&format!("DROP TABLE IF EXISTS {delta}"))?;
+        db.exec(&format!("DROP TABLE IF EXISTS {}", log.table))?;
+        db.exec(&format!(
+            "DELETE FROM _duckmv.change_logs WHERE id = {}",
+            log.id
+        ))?;
     }
     Ok(())
 }
 
-/// Empties a view's delta tables (after a full refresh has made them moot).
-pub fn clear(db: &mut dyn Sql, plan: &Plan) -> Result<(), IvmError> {
-    for s in &plan.sources {
-        if let Some(delta) = &s.delta {
-            db.exec(&format!("DELETE FROM {delta}"))?;
-        }
+/// Moves the view's position in the logs of the sources flagged in `which` to their end in this
+/// transaction's snapshot: what the refresh just read is consumed.
+pub fn advance(db: &mut dyn Sql, plan: &Plan, which: &[bool]) -> Result<(), IvmError> {
+    for (s, w) in plan.sources.iter().zip(which) {
+        let (Some(delta), Some(log), true) = (&s.delta, &s.log, *w) else {
+            continue;
+        };
+        db.exec_hot(
+            &format!(
+                "UPDATE _duckmv.log_readers SET consumed = greatest(consumed, \
+                 coalesce((SELECT max(_mv_pos) FROM {log}), consumed)) WHERE reader = {}",
+                lit(delta)
+            ),
+            &[],
+        )?;
     }
     Ok(())
+}
+
+/// Consumes every pending change of the view (after a full refresh has made them moot).
+pub fn clear(db: &mut dyn Sql, plan: &Plan) -> Result<(), IvmError> {
+    advance(db, plan, &vec![true; plan.sources.len()])
+}
+
+/// The statement appending `change` (the view's columns in order, then the sign) to a view's
+/// log.
+pub fn append_sql(log: &str, change: &str) -> String {
+    format!("INSERT INTO {log} SELECT *, nextval('{POSITIONS}') FROM ({change}) AS _mv_c")
+}
+
+/// The log that view `id`'s refreshes append to, when some view reads it incrementally.
+pub fn downstream_log(db: &mut dyn Sql, id: i64) -> Result<Option<String>, IvmError> {
+    let rows = db.query_hot(
+        &format!("SELECT log_table FROM _duckmv.change_logs WHERE source_view_id = {id}"),
+        &[],
+    )?;
+    Ok(rows.into_iter().next().and_then(|r| r[0].clone()))
+}
+
+/// Deletes the log rows every reader has consumed; returns how many. `done` remembers, per
+/// log, the position deleted up to, so a log whose readers have not moved costs no statement.
+/// Each log is one statement, so the server can run this as autocommit statements in the
+/// background.
+pub fn vacuum(db: &mut dyn Sql, done: &mut HashMap<String, i64>) -> Result<u64, IvmError> {
+    let logs = db.query(
+        "SELECT l.log_table, min(r.consumed) FROM _duckmv.change_logs l \
+         JOIN _duckmv.log_readers r ON r.log_id = l.id GROUP BY l.log_table",
+    )?;
+    let mut removed = 0;
+    for l in logs {
+        let (Some(table), Some(upto)) = (&l[0], &l[1]) else {
+            continue;
+        };
+        let upto: i64 = upto
+            .parse()
+            .map_err(|_| IvmError::Internal("bad log position".into()))?;
+        if done.get(table).is_some_and(|d| *d >= upto) {
+            continue;
+        }
+        removed += db.exec(&format!("DELETE FROM {table} WHERE _mv_pos <= {upto}"))?;
+        done.insert(table.clone(), upto);
+    }
+    Ok(removed)
 }

@@ -157,6 +157,16 @@ pub fn insert_view(db: &mut dyn Sql, row: &ViewRow) -> Result<(), IvmError> {
     Ok(())
 }
 
+/// Stores a view's plan again (after its capture changed).
+pub fn save_plan(db: &mut dyn Sql, id: i64, plan: &Plan) -> Result<(), IvmError> {
+    let plan = serde_json::to_string(plan).map_err(|e| IvmError::Internal(e.to_string()))?;
+    db.exec(&format!(
+        "UPDATE _duckmv.views SET plan = {} WHERE id = {id}",
+        lit(&plan)
+    ))?;
+    Ok(())
+}
+
 pub fn set_populated(db: &mut dyn Sql, id: i64, populated: bool) -> Result<(), IvmError> {
     db.exec(&format!(
         "UPDATE _duckmv.views SET populated = {populated} WHERE id = {id}"
@@ -200,19 +210,6 @@ pub fn rename(db: &mut dyn Sql, id: i64, new_name: &str) -> Result<(), IvmError>
         lit(new_name)
     ))?;
     Ok(())
-}
-
-/// Delta tables of the views that read view `id` incrementally: its refresh writes its output
-/// change into them.
-pub fn downstream_deltas(db: &mut dyn Sql, id: i64) -> Result<Vec<String>, IvmError> {
-    let rows = db.query_hot(
-        &format!(
-            "SELECT delta_table FROM _duckmv.view_sources WHERE source_view_id = {id} AND delta_table IS NOT NULL \
-             ORDER BY view_id"
-        ),
-        &[],
-    )?;
-    Ok(rows.into_iter().filter_map(|r| r[0].clone()).collect())
 }
 
 /// (id, schema, name) of the views that read the relation `schema.name` of attached database

@@ -6,7 +6,7 @@
 //! rollback to the caller, so a failed statement changes nothing.
 //!
 //! Layout: `compile` turns a definition into a [`plan::Plan`] once, at CREATE; `plan` renders the
-//! SQL a refresh runs; `capture` owns delta tables and triggers; `refresh` applies deltas;
+//! SQL a refresh runs; `capture` owns the change logs, their triggers and the views' positions in them; `refresh` applies deltas;
 //! `catalog` keeps `_duckmv.views` / `_duckmv.view_sources` and the user-facing `duckmv.views`.
 
 mod alter;
@@ -24,6 +24,7 @@ mod refresh;
 mod semi;
 mod term;
 mod text;
+mod upgrade;
 mod view_cache;
 
 pub use alter::{alter_table, ColumnChange};
@@ -100,7 +101,23 @@ pub struct Outcome {
 
 /// Creates the internal schema and catalog tables if absent (idempotent; called at server start).
 pub fn bootstrap(db: &mut dyn Sql) -> Result<(), IvmError> {
-    catalog::bootstrap(db)
+    catalog::bootstrap(db)?;
+    capture::bootstrap(db)
+}
+
+/// Brings a database written by an older duckmv up to date (called once, at server start):
+/// views that still have per-view delta tables move to the shared change logs.
+pub fn upgrade(db: &mut dyn Sql) -> Result<Vec<String>, IvmError> {
+    upgrade::run(db)
+}
+
+/// Deletes change-log rows every view has consumed (run in the background, autocommit);
+/// `done` carries what earlier calls deleted.
+pub fn vacuum_logs(
+    db: &mut dyn Sql,
+    done: &mut std::collections::HashMap<String, i64>,
+) -> Result<u64, IvmError> {
+    capture::vacuum(db, done)
 }
 
 /// `CREATE MATERIALIZED VIEW`.
@@ -145,7 +162,7 @@ pub fn create_view(db: &mut dyn Sql, v: &CreateView) -> Result<Outcome, IvmError
     }
     let id = catalog::next_id(db)?;
     let compiled = compile::compile(db, id, &query, columns, types)?;
-    let plan = compiled.plan;
+    let mut plan = compiled.plan;
     for s in &plan.sources {
         if let Some(up) = s.view_id {
             if let Some(row) = catalog::find_view_by_id(db, up)? {
@@ -155,7 +172,7 @@ pub fn create_view(db: &mut dyn Sql, v: &CreateView) -> Result<Outcome, IvmError
             }
         }
     }
-    capture::install(db, &plan)?;
+    capture::install(db, &mut plan)?;
     create_storage(db, &plan)?;
     let storage = plan::storage(id);
     db.exec(&format!(

@@ -45,8 +45,12 @@ pub struct Source {
     pub columns: Vec<String>,
     /// SQL naming the current state (`"main"."t"`, or `_duckmv.out_3` for a view).
     pub relation: String,
-    /// `_duckmv.d_<id>_<name>`; None for full-recompute views, which capture nothing.
+    /// `_duckmv.d_<id>_<name>`, the view's pending part of the source's change log (see
+    /// `capture`); None for full-recompute views, which capture nothing.
     pub delta: Option<String>,
+    /// The change log the delta reads (`_duckmv.log_<n>`), set when the view is installed.
+    #[serde(default)]
+    pub log: Option<String>,
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone)]
@@ -793,6 +797,7 @@ mod tests {
             columns: vec!["k".into()],
             relation: format!("\"main\".\"{name}\""),
             delta: Some(format!("_duckmv.d_1_{name}")),
+            log: None,
         }
     }
 

@@ -1,8 +1,9 @@
 //! REFRESH: apply pending deltas (incremental views) or recompute (full views, first
 //! population, `duckmv.refresh_mode = full`, or a change too large for `auto`). Runs inside the
-//! caller's transaction: the delta rows read are deleted in the same transaction, so under
-//! snapshot isolation a refresh consumes exactly the changes it saw — a writer that commits later
-//! keeps its rows for the next refresh, and nothing is applied twice.
+//! caller's transaction: the view's positions in its change logs move past the rows read in the
+//! same transaction, so under snapshot isolation a refresh consumes exactly the changes it saw —
+//! a writer that commits later keeps its rows for the next refresh, and nothing is applied twice
+//! (see `capture`).
 //!
 //! Fixed costs are kept small: the plan comes from the [`ViewCache`], one prepared probe counts
 //! every source's pending rows (and checks the cached plan is still the view's), and the
@@ -24,8 +25,8 @@ struct Pending {
     populated: bool,
     /// Delta rows per source (0 for sources without a delta table).
     rows: Vec<u64>,
-    /// Delta tables of the views that read this one.
-    downstream: Vec<String>,
+    /// The change log of this view, when views read it: the refresh appends its change.
+    downstream: Option<String>,
 }
 
 /// Refreshes the view called `name`. `cache` may hold its compiled plan; without one (tests)
@@ -78,7 +79,7 @@ pub fn refresh(db: &mut dyn Sql, view: &ViewRow, with_data: bool) -> Result<Outc
     let pending = Pending {
         populated: view.populated,
         rows: vec![0; view.plan.sources.len()],
-        downstream: catalog::downstream_deltas(db, view.plan.id)?,
+        downstream: capture::downstream_log(db, view.plan.id)?,
     };
     refresh_probed(
         db,
@@ -138,10 +139,8 @@ fn probe(db: &mut dyn Sql, view: &ViewRow) -> Result<Option<Pending>, IvmError> 
             None => "0".to_string(),
         });
     }
-    // Delta table names are internal (`_duckmv.d_<id>_<name>`): chr(31) never occurs in them.
     cols.push(format!(
-        "(SELECT string_agg(delta_table, chr(31) ORDER BY view_id) FROM _duckmv.view_sources \
-         WHERE source_view_id = {} AND delta_table IS NOT NULL)",
+        "(SELECT log_table FROM _duckmv.change_logs WHERE source_view_id = {})",
         view.id
     ));
     let sql = format!(
@@ -158,10 +157,7 @@ fn probe(db: &mut dyn Sql, view: &ViewRow) -> Result<Option<Pending>, IvmError> 
     let n = view.plan.sources.len();
     Ok(Some(Pending {
         populated: row[0].as_deref() == Some("true"),
-        downstream: row[n + 1]
-            .as_deref()
-            .map(|d| d.split('\u{1f}').map(str::to_string).collect())
-            .unwrap_or_default(),
+        downstream: row[n + 1].clone(),
         rows: row[1..=n]
             .iter()
             .map(|v| v.as_deref().and_then(|v| v.parse().ok()).unwrap_or(0))
@@ -209,7 +205,7 @@ fn incremental(
     db: &mut dyn Sql,
     view: &ViewRow,
     changed: &[bool],
-    downstream: &[String],
+    downstream: &Option<String>,
 ) -> Result<Outcome, IvmError> {
     let plan = &view.plan;
     let start = Instant::now();
@@ -218,27 +214,27 @@ fn incremental(
     match &plan.body {
         Body::Bag { rel, distinct } => {
             if let Some(delta) = plan::bag_delta_sql(plan, rel, changed) {
-                if downstream.is_empty() {
+                if downstream.is_none() {
                     // Nobody needs the change kept: merge it straight from the deltas.
                     let merge = merge_from(&plan::bag_merge_sql(plan), &work, &delta)?;
                     rows += db.exec_hot(&merge, &[])?;
                     return finish(db, plan, changed, start, rows, false, false);
                 }
                 db.exec_hot(&format!("INSERT INTO {work} {delta}"), &[])?;
-                for d in downstream {
+                if let Some(d) = downstream {
                     let change = if *distinct {
                         plan::distinct_transitions_sql(plan)
                     } else {
                         let cols = plan::positional(plan.columns.len()).join(", ");
                         format!("SELECT {cols}, _mv_count FROM {work}")
                     };
-                    db.exec_hot(&format!("INSERT INTO {d} {change}"), &[])?;
+                    db.exec_hot(&capture::append_sql(d, &change), &[])?;
                 }
                 rows += db.exec_hot(&plan::bag_merge_sql(plan), &[])?;
             }
         }
         Body::Aggregate(a) => {
-            if downstream.is_empty() && a.groups > 0 && !plan::agg_has_extremes(a) {
+            if downstream.is_none() && a.groups > 0 && !plan::agg_has_extremes(a) {
                 // Sums and counts need neither the old state nor a recompute flag: one MERGE
                 // from the deltas.
                 if let Some(delta) = plan::agg_delta_sql(plan, a, changed) {
@@ -250,14 +246,9 @@ fn incremental(
             if let Some(fill) = plan::agg_fill_work_sql(plan, a, changed) {
                 db.exec_hot(&fill, &[])?;
                 let affected = plan::agg_affected_rel(plan, a);
-                for d in downstream {
-                    db.exec_hot(
-                        &format!(
-                            "INSERT INTO {d} SELECT *, -1 FROM ({})",
-                            plan::output_sql(plan, &affected)
-                        ),
-                        &[],
-                    )?;
+                if let Some(d) = downstream {
+                    let old = format!("SELECT *, -1 FROM ({})", plan::output_sql(plan, &affected));
+                    db.exec_hot(&capture::append_sql(d, &old), &[])?;
                 }
                 rows += db.exec_hot(&plan::agg_apply_sql(plan, a), &[])?;
                 if plan::agg_has_extremes(a) {
@@ -271,23 +262,18 @@ fn incremental(
                         }
                     }
                 }
-                for d in downstream {
-                    db.exec_hot(
-                        &format!(
-                            "INSERT INTO {d} SELECT *, 1 FROM ({})",
-                            plan::output_sql(plan, &affected)
-                        ),
-                        &[],
-                    )?;
+                if let Some(d) = downstream {
+                    let new = format!("SELECT *, 1 FROM ({})", plan::output_sql(plan, &affected));
+                    db.exec_hot(&capture::append_sql(d, &new), &[])?;
                 }
             }
         }
         Body::Full { .. } => unreachable!("full views are recomputed"),
     }
-    finish(db, plan, changed, start, rows, true, !downstream.is_empty())
+    finish(db, plan, changed, start, rows, true, downstream.is_some())
 }
 
-/// Empties the work table (when used) and the consumed deltas, and records the refresh.
+/// Empties the work table (when used), consumes the deltas read, and records the refresh.
 fn finish(
     db: &mut dyn Sql,
     plan: &Plan,
@@ -300,11 +286,7 @@ fn finish(
     if used_work {
         db.exec_hot(&format!("DELETE FROM {}", plan::work(plan.id)), &[])?;
     }
-    for (s, c) in plan.sources.iter().zip(changed) {
-        if let (Some(d), true) = (&s.delta, c) {
-            db.exec_hot(&format!("DELETE FROM {d}"), &[])?;
-        }
-    }
+    capture::advance(db, plan, changed)?;
     let ms = start.elapsed().as_secs_f64() * 1000.0;
     catalog::record_refresh(db, plan.id, ms, rows, "incremental")?;
     Ok(Outcome {
@@ -333,28 +315,40 @@ pub fn state_sql(plan: &Plan) -> String {
     }
 }
 
+/// Recomputes a populated view from its sources, consuming what its logs hold for it.
+pub fn recompute_now(db: &mut dyn Sql, view: &ViewRow) -> Result<Outcome, IvmError> {
+    let downstream = capture::downstream_log(db, view.plan.id)?;
+    recompute(db, view, true, &downstream)
+}
+
 /// Recomputes the storage from scratch and marks the view populated. Downstream views get the
 /// old rows with −1 and the new rows with +1.
 fn recompute(
     db: &mut dyn Sql,
     view: &ViewRow,
     populated: bool,
-    downstream: &[String],
+    downstream: &Option<String>,
 ) -> Result<Outcome, IvmError> {
     let plan = &view.plan;
     let start = Instant::now();
     let out = plan::output_view(plan.id);
     let storage = plan::storage(plan.id);
     if populated {
-        for d in downstream {
-            db.exec_hot(&format!("INSERT INTO {d} SELECT *, -1 FROM {out}"), &[])?;
+        if let Some(d) = downstream {
+            db.exec_hot(
+                &capture::append_sql(d, &format!("SELECT *, -1 FROM {out}")),
+                &[],
+            )?;
         }
     }
     let mut rows = db.exec_hot(&format!("DELETE FROM {storage}"), &[])?;
     rows += db.exec_hot(&format!("INSERT INTO {storage} {}", state_sql(plan)), &[])?;
     capture::clear(db, plan)?;
-    for d in downstream {
-        db.exec_hot(&format!("INSERT INTO {d} SELECT *, 1 FROM {out}"), &[])?;
+    if let Some(d) = downstream {
+        db.exec_hot(
+            &capture::append_sql(d, &format!("SELECT *, 1 FROM {out}")),
+            &[],
+        )?;
     }
     if !populated {
         catalog::set_populated(db, plan.id, true)?;
@@ -370,7 +364,7 @@ fn recompute(
     Ok(Outcome {
         notices: Vec::new(),
         rows,
-        downstream: !downstream.is_empty(),
+        downstream: downstream.is_some(),
     })
 }
 
@@ -379,13 +373,13 @@ fn unpopulate(
     db: &mut dyn Sql,
     view: &ViewRow,
     populated: bool,
-    downstream: &[String],
+    downstream: &Option<String>,
 ) -> Result<Outcome, IvmError> {
     let plan = &view.plan;
     if populated {
         let out = plan::output_view(plan.id);
-        for d in downstream {
-            db.exec(&format!("INSERT INTO {d} SELECT *, -1 FROM {out}"))?;
+        if let Some(d) = downstream {
+            db.exec(&capture::append_sql(d, &format!("SELECT *, -1 FROM {out}")))?;
         }
     }
     let rows = db.exec(&format!("DELETE FROM {}", plan::storage(plan.id)))?;
@@ -400,6 +394,6 @@ fn unpopulate(
     Ok(Outcome {
         notices: Vec::new(),
         rows,
-        downstream: populated && !downstream.is_empty(),
+        downstream: populated && downstream.is_some(),
     })
 }

@@ -154,6 +154,7 @@ pub fn bootstrap(shared: &Arc<Shared>) -> Result<(), SqlError> {
     let conn = shared.db.connect()?;
     crate::ivm::bootstrap(&mut ivm_bridge::ConnSql(&conn))
         .map_err(|e| SqlError::new(e.sqlstate(), e.to_string()))?;
+    upgrade(&conn)?;
     // A client-compatibility object that fails to install must not stop
     // the server from answering SQL.
     if let Err(e) = crate::compat::install(&conn) {
@@ -161,5 +162,63 @@ pub fn bootstrap(shared: &Arc<Shared>) -> Result<(), SqlError> {
     }
     let w = &mut Worker::new(conn, shared.clone());
     ivm_bridge::reload_matviews(w);
+    Ok(())
+}
+
+/// Moves views of a database written by an older duckmv to the current capture, in one
+/// transaction: it happens completely or not at all.
+fn upgrade(conn: &crate::engine::Conn) -> Result<(), SqlError> {
+    use crate::ivm::Sql;
+    let db = &mut ivm_bridge::ConnSql(conn);
+    let fail = |e: String| SqlError::new(SqlState::INTERNAL_ERROR, e);
+    db.exec("BEGIN").map_err(|e| fail(e.message))?;
+    match crate::ivm::upgrade(db) {
+        Ok(moved) => {
+            db.exec("COMMIT").map_err(|e| fail(e.message))?;
+            if !moved.is_empty() {
+                tracing::info!(
+                    "materialized views moved to shared change logs: {}",
+                    moved.join(", ")
+                );
+            }
+            Ok(())
+        }
+        Err(e) => {
+            let _ = db.exec("ROLLBACK");
+            Err(SqlError::new(
+                e.sqlstate(),
+                format!("upgrading the database: {e}"),
+            ))
+        }
+    }
+}
+
+/// How often the background vacuum looks for consumed change-log rows.
+const VACUUM_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Starts the thread that deletes change-log rows every view has consumed, off the write and
+/// refresh paths: its own connection, one autocommit DELETE per log whose readers moved. A
+/// failed round (a log dropped under it, a conflict) is retried on the next.
+pub fn start_log_vacuum(shared: &Arc<Shared>) -> Result<(), SqlError> {
+    let conn = shared.db.connect()?;
+    std::thread::Builder::new()
+        .name("duckmv-vacuum".into())
+        .spawn(move || {
+            let mut done = std::collections::HashMap::new();
+            loop {
+                std::thread::sleep(VACUUM_EVERY);
+                if let Err(e) = crate::ivm::vacuum_logs(&mut ivm_bridge::ConnSql(&conn), &mut done)
+                {
+                    tracing::debug!("change-log vacuum: {e}");
+                    done.clear();
+                }
+            }
+        })
+        .map_err(|e| {
+            SqlError::new(
+                SqlState::INTERNAL_ERROR,
+                format!("could not start vacuum thread: {e}"),
+            )
+        })?;
     Ok(())
 }

@@ -43,6 +43,7 @@ pub fn resolve(db: &mut dyn Sql, parts: &[String]) -> Result<Option<Source>, Ivm
                     columns: v.plan.columns.clone(),
                     relation: output_view(v.id),
                     delta: None,
+                    log: None,
                 }));
             }
         }
@@ -101,5 +102,6 @@ fn base_table(
             .map(|r| r[0].clone().unwrap_or_default())
             .collect(),
         delta: None,
+        log: None,
     }))
 }

@@ -1,0 +1,73 @@
+//! Upgrades a database written by an older duckmv. Earlier versions kept one delta table per
+//! (view, source), filled by that view's own triggers; now every view reads one change log per
+//! source (`capture`). A view still on delta tables has its triggers and tables dropped, reads
+//! the logs from their current end, and is recomputed from its sources when populated — the
+//! changes its delta tables held are in the sources already, so nothing pending is lost. Views
+//! go in id order, upstream before downstream (a view is created after the views it reads).
+
+use super::catalog::{self, ViewRow};
+use super::text::lit;
+use super::{capture, refresh, IvmError, Sql};
+
+/// Moves every view still on delta tables to the change logs; returns their names.
+pub fn run(db: &mut dyn Sql) -> Result<Vec<String>, IvmError> {
+    let old: Vec<String> = db
+        .query(
+            "SELECT schema_name || '.' || table_name FROM duckdb_tables() \
+             WHERE database_name = current_database() AND schema_name = '_duckmv' \
+             AND table_name LIKE 'd\\_%' ESCAPE '\\'",
+        )?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .collect();
+    if old.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids = db.query("SELECT id FROM _duckmv.views ORDER BY id")?;
+    let mut moved = Vec::new();
+    for r in ids {
+        let Some(id) = r[0].as_deref().and_then(|v| v.parse::<i64>().ok()) else {
+            continue;
+        };
+        let Some(mut view) = catalog::find_view_by_id(db, id)? else {
+            continue;
+        };
+        let on_tables = view
+            .plan
+            .sources
+            .iter()
+            .any(|s| s.delta.as_ref().is_some_and(|d| old.contains(d)));
+        if on_tables {
+            move_view(db, &mut view)?;
+            moved.push(view.name.clone());
+        }
+    }
+    Ok(moved)
+}
+
+fn move_view(db: &mut dyn Sql, view: &mut ViewRow) -> Result<(), IvmError> {
+    let triggers = db.query(&format!(
+        "SELECT trigger_name, schema_name, table_name FROM duckdb_triggers() \
+         WHERE database_name = current_database() AND starts_with(trigger_name, {})",
+        lit(&format!("_duckmv_{}_", view.id))
+    ))?;
+    for t in triggers {
+        let get = |i: usize| t[i].clone().unwrap_or_default();
+        db.exec(&format!(
+            "DROP TRIGGER {} ON {}",
+            super::text::ident(&get(0)),
+            super::text::qualified(&get(1), &get(2))
+        ))?;
+    }
+    for s in &view.plan.sources {
+        if let Some(d) = &s.delta {
+            db.exec(&format!("DROP TABLE IF EXISTS {d}"))?;
+        }
+    }
+    capture::install(db, &mut view.plan)?;
+    catalog::save_plan(db, view.id, &view.plan)?;
+    if view.populated {
+        refresh::recompute_now(db, view)?;
+    }
+    Ok(())
+}
