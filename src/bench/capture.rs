@@ -1,5 +1,6 @@
-//! The cost of capturing a change: the same DML on a table a materialized view reads against
-//! an identical table no view reads.
+//! The cost of capturing a change: the same DML on a table that 0, 1, 10 and 40 materialized
+//! views read against an identical table no view reads, side by side in one run. With one change
+//! log per table the cost must not grow with the number of views.
 
 use tokio_postgres::Client;
 
@@ -9,37 +10,72 @@ use crate::bench::stats::{median, ms, ratio};
 
 pub const TRACKED: &str = "bench_cap_tracked";
 pub const PLAIN: &str = "bench_cap_plain";
-pub const VIEW: &str = "bench_cap_view";
-/// Single-row INSERTs per sample, each its own round trip and transaction.
+/// Views over the tracked table are called `bench_cap_view_<i>`.
+pub const VIEW_PREFIX: &str = "bench_cap_view_";
+/// Numbers of views over the tracked table, measured in this order.
+pub const VIEW_COUNTS: [usize; 4] = [0, 1, 10, 40];
+/// Most views the run creates (for cleaning up after an earlier run).
+pub const MAX_VIEWS: usize = 40;
+/// Single-row statements per sample, each its own round trip and autocommit transaction.
 pub const SINGLE_ROWS: u64 = 200;
+
+/// One statement kind at one number of views: samples on both tables and their ratio.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CapturePoint {
+    pub views: usize,
+    pub statement: String,
+    pub plain_ms: Vec<f64>,
+    pub tracked_ms: Vec<f64>,
+    pub ratio: Option<f64>,
+}
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct CaptureCost {
     pub bulk_rows: u64,
-    pub bulk_plain_ms: Vec<f64>,
-    pub bulk_tracked_ms: Vec<f64>,
-    pub bulk_ratio: Option<f64>,
     pub single_rows: u64,
-    pub single_plain_ms: Vec<f64>,
-    pub single_tracked_ms: Vec<f64>,
-    pub single_ratio: Option<f64>,
-    /// Set when the view could not be created, so nothing was captured.
+    pub points: Vec<CapturePoint>,
+    /// Set when a view could not be created, so what follows was not measured.
     pub error: Option<String>,
 }
 
+/// Makes the `n`th single-row statement on a table.
+type SingleRow<'a> = dyn Fn(&str, u64) -> String + 'a;
+
+const STATEMENTS: [&str; 4] = ["bulk INSERT … SELECT", "INSERT", "UPDATE", "DELETE"];
+
 pub fn setup_sql() -> Vec<String> {
     let cols = "(id BIGINT, grp INTEGER, amount DECIMAL(15,2), note VARCHAR)";
-    vec![
-        format!("DROP MATERIALIZED VIEW IF EXISTS {VIEW}"),
+    let mut sql: Vec<String> = (0..MAX_VIEWS)
+        .map(|i| format!("DROP MATERIALIZED VIEW IF EXISTS {}", view_name(i)))
+        .collect();
+    sql.extend([
         format!("DROP TABLE IF EXISTS {TRACKED}"),
         format!("DROP TABLE IF EXISTS {PLAIN}"),
         format!("CREATE TABLE {TRACKED} {cols}"),
         format!("CREATE TABLE {PLAIN} {cols}"),
-        format!(
-            "CREATE MATERIALIZED VIEW {VIEW} AS SELECT grp, SUM(amount) AS total, COUNT(*) AS n \
-             FROM {TRACKED} GROUP BY grp"
+    ]);
+    sql
+}
+
+pub fn view_name(i: usize) -> String {
+    format!("{VIEW_PREFIX}{i}")
+}
+
+/// The `i`th view: mostly grouped aggregates (the dashboard case), some MIN/MAX and filters.
+pub fn create_view_sql(i: usize) -> String {
+    let v = view_name(i);
+    let body = match i % 3 {
+        0 => format!(
+            "SELECT grp % {m} AS g, SUM(amount) AS total, COUNT(*) AS n FROM {TRACKED} GROUP BY grp % {m}",
+            m = i + 2
         ),
-    ]
+        1 => format!("SELECT grp, MAX(amount) AS top FROM {TRACKED} GROUP BY grp"),
+        _ => format!(
+            "SELECT id, amount FROM {TRACKED} WHERE grp = {}",
+            i % 100
+        ),
+    };
+    format!("CREATE MATERIALIZED VIEW {v} AS {body}")
 }
 
 pub fn bulk_insert_sql(table: &str, rows: u64, salt: u64) -> String {
@@ -58,9 +94,16 @@ pub fn single_insert_sql(table: &str, n: u64) -> String {
     )
 }
 
-/// Times `reps` samples of each: a bulk INSERT … SELECT of `bulk_rows` rows and
-/// [`SINGLE_ROWS`] single-row INSERTs. Between samples the tables are emptied and the view
-/// refreshed (untimed), so every sample starts from the same state.
+pub fn single_update_sql(table: &str, n: u64) -> String {
+    format!("UPDATE {table} SET amount = amount + 1 WHERE id = {n}")
+}
+
+pub fn single_delete_sql(table: &str, n: u64) -> String {
+    format!("DELETE FROM {table} WHERE id = {n}")
+}
+
+/// Times `reps` samples of each statement kind at each number of views. Between samples the
+/// tables are emptied and the views refreshed (untimed), so every sample starts alike.
 pub async fn measure(
     client: &Client,
     bulk_rows: u64,
@@ -68,13 +111,8 @@ pub async fn measure(
 ) -> Result<CaptureCost, BenchError> {
     let mut out = CaptureCost {
         bulk_rows,
-        bulk_plain_ms: vec![],
-        bulk_tracked_ms: vec![],
-        bulk_ratio: None,
         single_rows: SINGLE_ROWS,
-        single_plain_ms: vec![],
-        single_tracked_ms: vec![],
-        single_ratio: None,
+        points: Vec::new(),
         error: None,
     };
     for sql in setup_sql() {
@@ -88,8 +126,43 @@ pub async fn measure(
             Ok(()) => {}
         }
     }
+    let mut views = 0;
+    for n in VIEW_COUNTS {
+        while views < n {
+            if let Err(e) = exec(client, &create_view_sql(views)).await {
+                out.error = Some(e.to_string());
+                return Ok(out);
+            }
+            views += 1;
+        }
+        eprintln!("[capture] {n} views over the written table");
+        out.points
+            .extend(measure_at(client, n, bulk_rows, reps).await?);
+    }
+    for i in 0..views {
+        exec(client, &format!("DROP MATERIALIZED VIEW {}", view_name(i))).await?;
+    }
+    Ok(out)
+}
+
+async fn measure_at(
+    client: &Client,
+    views: usize,
+    bulk_rows: u64,
+    reps: usize,
+) -> Result<Vec<CapturePoint>, BenchError> {
+    let mut points: Vec<CapturePoint> = STATEMENTS
+        .iter()
+        .map(|s| CapturePoint {
+            views,
+            statement: s.to_string(),
+            plain_ms: vec![],
+            tracked_ms: vec![],
+            ratio: None,
+        })
+        .collect();
     for rep in 0..reps {
-        let salt = rep as u64;
+        reset(client, views).await?;
         // Alternate which table goes first so neither always runs on a warmer cache.
         let order = if rep % 2 == 0 {
             [PLAIN, TRACKED]
@@ -97,36 +170,49 @@ pub async fn measure(
             [TRACKED, PLAIN]
         };
         for table in order {
-            let d = ms(timed(client, &bulk_insert_sql(table, bulk_rows, salt)).await?);
-            if table == PLAIN {
-                out.bulk_plain_ms.push(d);
-            } else {
-                out.bulk_tracked_ms.push(d);
+            let mut sample = vec![ms(timed(
+                client,
+                &bulk_insert_sql(table, bulk_rows, rep as u64),
+            )
+            .await?)];
+            let singles: [&SingleRow<'_>; 3] = [
+                &|t, n| single_insert_sql(t, bulk_rows + n),
+                &single_update_sql,
+                &|t, n| single_delete_sql(t, bulk_rows + n),
+            ];
+            for make in singles {
+                let mut total = 0.0;
+                for n in 0..SINGLE_ROWS {
+                    total += ms(timed(client, &make(table, n)).await?);
+                }
+                sample.push(total);
+            }
+            for (p, d) in points.iter_mut().zip(sample) {
+                if table == PLAIN {
+                    p.plain_ms.push(d);
+                } else {
+                    p.tracked_ms.push(d);
+                }
             }
         }
-        reset(client).await?;
-        for table in order {
-            let mut total = 0.0;
-            for n in 0..SINGLE_ROWS {
-                total += ms(timed(client, &single_insert_sql(table, n)).await?);
-            }
-            if table == PLAIN {
-                out.single_plain_ms.push(total);
-            } else {
-                out.single_tracked_ms.push(total);
-            }
-        }
-        reset(client).await?;
     }
-    out.bulk_ratio = ratio(median(&out.bulk_tracked_ms), median(&out.bulk_plain_ms));
-    out.single_ratio = ratio(median(&out.single_tracked_ms), median(&out.single_plain_ms));
-    Ok(out)
+    for p in &mut points {
+        p.ratio = ratio(median(&p.tracked_ms), median(&p.plain_ms));
+    }
+    Ok(points)
 }
 
-async fn reset(client: &Client) -> Result<(), BenchError> {
+async fn reset(client: &Client, views: usize) -> Result<(), BenchError> {
     exec(client, &format!("DELETE FROM {PLAIN}")).await?;
     exec(client, &format!("DELETE FROM {TRACKED}")).await?;
-    exec(client, &format!("REFRESH MATERIALIZED VIEW {VIEW}")).await
+    for i in 0..views {
+        exec(
+            client,
+            &format!("REFRESH MATERIALIZED VIEW {}", view_name(i)),
+        )
+        .await?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -140,18 +226,23 @@ mod tests {
         for sql in setup_sql().iter().filter(|s| !s.contains("MATERIALIZED")) {
             db.execute_batch(sql).unwrap();
         }
+        for i in 0..3 {
+            let q = create_view_sql(i);
+            let body = &q[q.find(" AS ").unwrap() + 4..];
+            db.execute_batch(&format!("CREATE VIEW v{i} AS {body}"))
+                .unwrap();
+        }
         db.execute_batch(&bulk_insert_sql(TRACKED, 1000, 1))
             .unwrap();
         for n in 0..3 {
-            db.execute_batch(&single_insert_sql(PLAIN, n)).unwrap();
+            db.execute_batch(&single_insert_sql(TRACKED, 1000 + n))
+                .unwrap();
         }
-        let (a, b): (i64, i64) = db
-            .query_row(
-                &format!("SELECT (SELECT count(*) FROM {TRACKED}), (SELECT count(*) FROM {PLAIN})"),
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
+        db.execute_batch(&single_update_sql(TRACKED, 5)).unwrap();
+        db.execute_batch(&single_delete_sql(TRACKED, 1001)).unwrap();
+        let n: i64 = db
+            .query_row(&format!("SELECT count(*) FROM {TRACKED}"), [], |r| r.get(0))
             .unwrap();
-        assert_eq!((a, b), (1000, 3));
+        assert_eq!(n, 1002);
     }
 }

@@ -193,20 +193,19 @@ pub fn markdown(r: &Results) -> String {
     if let Some(c) = &r.capture {
         if let Some(e) = &c.error {
             s.push_str(&format!("| capture cost | not measured: {e} |\n"));
-        } else {
+        }
+        for p in &c.points {
+            let what = if p.statement.starts_with("bulk") {
+                format!("{} of {} rows", p.statement, c.bulk_rows)
+            } else {
+                format!("{} single-row {}s", c.single_rows, p.statement)
+            };
             s.push_str(&format!(
-                "| capture: INSERT … SELECT of {} rows, tracked / plain table | {} ({} ms / {} ms) |\n",
-                c.bulk_rows,
-                fmt_ratio(c.bulk_ratio),
-                fmt_ms(crate::bench::stats::median(&c.bulk_tracked_ms)),
-                fmt_ms(crate::bench::stats::median(&c.bulk_plain_ms)),
-            ));
-            s.push_str(&format!(
-                "| capture: {} single-row INSERTs over the wire, tracked / plain | {} ({} ms / {} ms) |\n",
-                c.single_rows,
-                fmt_ratio(c.single_ratio),
-                fmt_ms(crate::bench::stats::median(&c.single_tracked_ms)),
-                fmt_ms(crate::bench::stats::median(&c.single_plain_ms)),
+                "| capture, {} views over the table: {what}, tracked / plain | {} ({} ms / {} ms) |\n",
+                p.views,
+                fmt_ratio(p.ratio),
+                fmt_ms(crate::bench::stats::median(&p.tracked_ms)),
+                fmt_ms(crate::bench::stats::median(&p.plain_ms)),
             ));
         }
     }

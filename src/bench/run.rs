@@ -133,10 +133,11 @@ async fn bench(args: &Args, dsn: &str) -> Result<Results, BenchError> {
     let noop = run.noop_refreshes().await?;
     let all: Vec<f64> = noop.iter().flat_map(|n| n.samples_ms.clone()).collect();
 
-    let bulk_rows = sizes.lineitem.clamp(10_000, 5_000_000);
+    let bulk_rows = sizes.lineitem.clamp(10_000, 100_000);
     eprintln!(
-        "[capture] bulk insert of {bulk_rows} rows and {} single-row inserts",
-        capture::SINGLE_ROWS
+        "[capture] bulk insert of {bulk_rows} rows and {} single-row INSERT/UPDATE/DELETE, at {:?} views",
+        capture::SINGLE_ROWS,
+        capture::VIEW_COUNTS
     );
     let capture = capture::measure(&client, bulk_rows, args.reps).await?;
 
@@ -170,11 +171,13 @@ async fn drop_everything(client: &Client) {
         )
         .await;
     }
-    let _ = exec(
-        client,
-        &format!("DROP MATERIALIZED VIEW IF EXISTS {}", capture::VIEW),
-    )
-    .await;
+    for i in 0..capture::MAX_VIEWS {
+        let _ = exec(
+            client,
+            &format!("DROP MATERIALIZED VIEW IF EXISTS {}", capture::view_name(i)),
+        )
+        .await;
+    }
     for t in data::TABLES.iter().rev() {
         let _ = exec(client, &format!("DROP TABLE IF EXISTS {t}")).await;
     }
