@@ -6,7 +6,7 @@
 mod common;
 
 use common::rng::Rng;
-use common::{bag_difference, dump, exec, text_rows, TestServer};
+use common::{assert_oracle, dump, exec, text_rows, TestServer};
 use tokio_postgres::Client;
 
 impl Rng {
@@ -22,17 +22,7 @@ impl Rng {
 
 /// The oracle: the view equals its query run fresh, as bags.
 async fn oracle(c: &Client, view: &str, query: &str, context: &str) {
-    let n = bag_difference(c, view, query).await;
-    if n != 0 {
-        panic!(
-            "oracle failed for {view} after {context}: {n} rows differ\nview:\n{}\nquery:\n{}\ntables:\na:\n{}\nb:\n{}\nc:\n{}",
-            dump(c, &format!("SELECT * FROM {view} ORDER BY ALL")).await,
-            dump(c, &format!("SELECT * FROM ({query}) q ORDER BY ALL")).await,
-            dump(c, "SELECT * FROM a ORDER BY ALL").await,
-            dump(c, "SELECT * FROM b ORDER BY ALL").await,
-            dump(c, "SELECT * FROM c ORDER BY ALL").await,
-        );
-    }
+    assert_oracle(c, view, query, context, &["a", "b", "c"]).await;
 }
 
 /// One random change to a(k, g, v), b(k, w) or c(w, x): inserts (with duplicates and NULL

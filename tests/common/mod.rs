@@ -578,3 +578,28 @@ pub async fn bag_difference(c: &tokio_postgres::Client, view: &str, query: &str)
     );
     text_rows(c, &sql).await[0][0].parse().unwrap()
 }
+
+/// The IVM oracle as a test assertion: panics unless `view` equals `query` run fresh, as bags,
+/// showing both sides and the rows of `tables` (the sources worth seeing when it fails).
+pub async fn assert_oracle(
+    c: &tokio_postgres::Client,
+    view: &str,
+    query: &str,
+    context: &str,
+    tables: &[&str],
+) {
+    let n = bag_difference(c, view, query).await;
+    if n == 0 {
+        return;
+    }
+    let mut shown = String::new();
+    for t in tables {
+        let rows = dump(c, &format!("SELECT * FROM {t} ORDER BY ALL")).await;
+        shown.push_str(&format!("\n{t}:\n{rows}"));
+    }
+    panic!(
+        "oracle failed for {view} after {context}: {n} rows differ\nview:\n{}\nquery:\n{}{shown}",
+        dump(c, &format!("SELECT * FROM {view} ORDER BY ALL")).await,
+        dump(c, &format!("SELECT * FROM ({query}) q ORDER BY ALL")).await,
+    );
+}
