@@ -246,7 +246,8 @@ pub fn readers(
         .collect())
 }
 
-/// Rebuilds `duckmv.views`. The pending-row counts read every delta table by name, so the view
+/// Rebuilds `duckmv.views`. The pending-row counts read every delta view (a reader's part of a
+/// change log) by name, so the view
 /// is rewritten whenever the set of views changes.
 pub fn regenerate_views_view(db: &mut dyn Sql) -> Result<(), IvmError> {
     let rows = db.query(
