@@ -7,10 +7,12 @@
 pub mod compat;
 pub mod config;
 pub mod engine;
-pub mod ivm;
 pub mod server;
 pub mod session;
 pub mod sql;
-pub mod sqlstate;
 pub mod types;
 pub mod wire;
+
+// The engine and the codes are crates of the workspace; their old paths stay.
+pub use duckmv_ivm as ivm;
+pub use duckmv_sqlstate as sqlstate;

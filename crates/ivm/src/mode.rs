@@ -70,7 +70,7 @@ pub fn prefer_full(plan: &Plan, pending: &[u64], base: &[u64]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sqlstate::SqlState;
+    use duckmv_sqlstate::SqlState;
 
     #[test]
     fn parses_the_three_modes() {

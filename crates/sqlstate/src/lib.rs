@@ -158,16 +158,21 @@ mod tests {
     /// anywhere else in the server's source fails this test.
     #[test]
     fn no_other_file_spells_a_code() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let own = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let workspace = own.join("../..");
         let mut offenders = Vec::new();
-        let mut dirs = vec![root];
+        // The server's sources and every crate's sources; this file is the one table.
+        let mut dirs = vec![workspace.join("src"), workspace.join("crates")];
         while let Some(dir) = dirs.pop() {
             for entry in std::fs::read_dir(&dir).unwrap() {
                 let path = entry.unwrap().path();
                 if path.is_dir() {
-                    dirs.push(path);
+                    if !path.ends_with("target") {
+                        dirs.push(path);
+                    }
                 } else if path.extension().is_some_and(|e| e == "rs")
-                    && !path.ends_with("sqlstate.rs")
+                    && path.canonicalize().unwrap()
+                        != own.join("src/lib.rs").canonicalize().unwrap()
                 {
                     let text = std::fs::read_to_string(&path).unwrap();
                     for s in ALL {

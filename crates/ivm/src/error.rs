@@ -1,7 +1,7 @@
 //! The IVM layer's error type and its mapping to PostgreSQL SQLSTATE codes.
 
 use super::SqlError;
-use crate::sqlstate::SqlState;
+use duckmv_sqlstate::SqlState;
 
 /// Everything that can go wrong while creating, refreshing or dropping a materialized view.
 #[derive(Debug, thiserror::Error)]

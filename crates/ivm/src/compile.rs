@@ -1248,7 +1248,7 @@ impl VisitorMut for StateRewriter<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ivm::SqlError;
+    use crate::SqlError;
 
     /// Answers the catalog lookups the compiler makes: tables t(k, g, v) and u(k, w), no
     /// materialized views, a few aggregate and volatile functions.
