@@ -1,7 +1,7 @@
 //! Refresh time against change size, incremental vs full, one panel per view, log–log axes.
 //! Hand-written SVG: a few lines and circles do not need a plotting crate.
 
-use crate::bench::report::{percent, Results};
+use crate::report::{percent, Results};
 
 const PANEL_W: f64 = 320.0;
 const PANEL_H: f64 = 230.0;
@@ -202,7 +202,7 @@ pub fn render(r: &Results) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::report::tests::sample;
+    use crate::report::tests::sample;
 
     #[test]
     fn log_axes_cover_whole_decades() {

@@ -3,20 +3,33 @@
 //! refresh against full recomputation for several change sizes; also the fixed cost of a refresh,
 //! the cost of delta capture and the streaming rate. Writes JSON, an SVG and a markdown table.
 //!
-//! The modules live in `src/bench/` so the library crate stays free of benchmark code.
+//! The benchmark's modules, one job each. `run` orchestrates; everything else is either pure
+//! (SQL text, statistics, rendering) and unit-tested, or a thin measurement over a client.
 
-#[path = "../bench/mod.rs"]
-mod bench;
+mod capture;
+mod changes;
+mod cli;
+mod data;
+mod error;
+mod measure;
+mod report;
+mod run;
+mod seed;
+mod server;
+mod stats;
+mod stream;
+mod svg;
+mod views;
 
 use clap::Parser;
 
 #[tokio::main]
 async fn main() {
-    let args = bench::cli::Args::parse();
+    let args = cli::Args::parse();
     let outcome = if args.seed_joins {
-        bench::seed::main(args).await
+        seed::main(args).await
     } else {
-        bench::run::main(args).await
+        run::main(args).await
     };
     match outcome {
         Ok(true) => {}

@@ -12,10 +12,19 @@ fn bench_runs_and_every_view_passes_the_oracle() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("results.json");
     let svg = dir.path().join("refresh.svg");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_duckmv-bench"))
+    // The server is another package of the workspace, built into the same directory by
+    // `cargo test --workspace` (scripts/test) before any test runs.
+    let bench = std::path::Path::new(env!("CARGO_BIN_EXE_duckmv-bench"));
+    let server = bench.with_file_name(format!("duckmv{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        server.exists(),
+        "{} is missing: run `cargo test --workspace` or build the duckmv binary first",
+        server.display()
+    );
+    let mut child = Command::new(bench)
         .args(["--sf", "0.01", "--reps", "1", "--changes", "0.01"])
         .arg("--server-bin")
-        .arg(env!("CARGO_BIN_EXE_duckmv"))
+        .arg(&server)
         .arg("--out")
         .arg(&out)
         .arg("--svg")

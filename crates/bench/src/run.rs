@@ -6,15 +6,15 @@ use std::time::Instant;
 
 use tokio_postgres::Client;
 
-use crate::bench::changes::{self, Mix};
-use crate::bench::cli::Args;
-use crate::bench::data::{self, Sizes};
-use crate::bench::error::BenchError;
-use crate::bench::measure::{connect, exec, scalar, scalar_i64, timed};
-use crate::bench::report::{self, percent, Noop, RefreshPoint, Results, Streaming, ViewResult};
-use crate::bench::stats::{median, ms, ratio};
-use crate::bench::views::{self, View, VIEWS};
-use crate::bench::{capture, stream, svg};
+use crate::changes::{self, Mix};
+use crate::cli::Args;
+use crate::data::{self, Sizes};
+use crate::error::BenchError;
+use crate::measure::{connect, exec, scalar, scalar_i64, timed};
+use crate::report::{self, percent, Noop, RefreshPoint, Results, Streaming, ViewResult};
+use crate::stats::{median, ms, ratio};
+use crate::views::{self, View, VIEWS};
+use crate::{capture, stream, svg};
 
 /// Runs everything; Ok(false) when a view failed its oracle or its refresh.
 pub async fn main(args: Args) -> Result<bool, BenchError> {
@@ -23,8 +23,7 @@ pub async fn main(args: Args) -> Result<bool, BenchError> {
             "need --reps ≥ 1, --sf > 0 and change fractions in (0, 1]".into(),
         ));
     }
-    let (dsn, server) =
-        crate::bench::server::target(args.dsn.as_deref(), args.server_bin.as_deref())?;
+    let (dsn, server) = crate::server::target(args.dsn.as_deref(), args.server_bin.as_deref())?;
     let outcome = bench(&args, &dsn).await;
     if let Some(mut s) = server {
         let stopped = s.stop();

@@ -7,11 +7,11 @@
 
 use tokio_postgres::Client;
 
-use crate::bench::cli::Args;
+use crate::cli::Args;
 
-use crate::bench::error::BenchError;
-use crate::bench::measure::{connect, exec, scalar_i64, timed};
-use crate::bench::stats::{median, ms, ratio};
+use crate::error::BenchError;
+use crate::measure::{connect, exec, scalar_i64, timed};
+use crate::stats::{median, ms, ratio};
 
 pub const CUSTOMERS: i64 = 100_000;
 pub const ORDERS: i64 = 1_000_000;
@@ -110,7 +110,7 @@ pub async fn run(client: &Client, reps: usize) -> Result<Vec<SeedResult>, BenchE
             &format!("CREATE MATERIALIZED VIEW {name} AS {query}"),
         )
         .await?;
-        let strategy = crate::bench::measure::scalar(
+        let strategy = crate::measure::scalar(
             client,
             &format!("SELECT strategy FROM duckmv.views WHERE name = '{name}'"),
         )
@@ -201,8 +201,7 @@ pub fn markdown(results: &[SeedResult]) -> String {
 /// `duckmv-bench --seed-joins`: starts a server unless `--dsn` names one, runs, prints the
 /// table; Ok(false) when an oracle failed.
 pub async fn main(args: Args) -> Result<bool, BenchError> {
-    let (dsn, server) =
-        crate::bench::server::target(args.dsn.as_deref(), args.server_bin.as_deref())?;
+    let (dsn, server) = crate::server::target(args.dsn.as_deref(), args.server_bin.as_deref())?;
     let outcome = async {
         let client = connect(&dsn).await?;
         run(&client, args.reps.max(1)).await

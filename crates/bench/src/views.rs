@@ -102,7 +102,7 @@ pub fn full_recompute_sql(v: &View) -> [String; 2] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::data;
+    use crate::data;
 
     // Every view query runs on DuckDB over the generated tables and returns rows, and the
     // oracle of a table built from the query itself is 0 (the oracle SQL is well-formed and

@@ -6,7 +6,7 @@
 //! are inserted, a third updated and a third deleted, which keeps the tables at their size
 //! across batches.
 
-use crate::bench::data::{Gen, Sizes};
+use crate::data::{Gen, Sizes};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Mix {
@@ -118,7 +118,7 @@ pub fn orders(sizes: &Sizes, next_key: u64, mix: Mix, salt: u64) -> Vec<String> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::data;
+    use crate::data;
 
     #[test]
     fn mix_splits_in_thirds() {

@@ -2,9 +2,9 @@
 
 use serde::Serialize;
 
-use crate::bench::capture::CaptureCost;
-use crate::bench::data::Sizes;
-use crate::bench::stream::Rate;
+use crate::capture::CaptureCost;
+use crate::data::Sizes;
+use crate::stream::Rate;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Results {
@@ -204,8 +204,8 @@ pub fn markdown(r: &Results) -> String {
                 "| capture, {} views over the table: {what}, tracked / plain | {} ({} ms / {} ms) |\n",
                 p.views,
                 fmt_ratio(p.ratio),
-                fmt_ms(crate::bench::stats::median(&p.tracked_ms)),
-                fmt_ms(crate::bench::stats::median(&p.plain_ms)),
+                fmt_ms(crate::stats::median(&p.tracked_ms)),
+                fmt_ms(crate::stats::median(&p.plain_ms)),
             ));
         }
     }

@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::bench::error::BenchError;
+use crate::error::BenchError;
 
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 /// Graceful shutdown checkpoints the database, which takes a while after a large load.

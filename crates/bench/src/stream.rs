@@ -10,7 +10,7 @@ use std::time::Instant;
 use futures::StreamExt;
 use tokio_postgres::Client;
 
-use crate::bench::error::BenchError;
+use crate::error::BenchError;
 
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct Rate {

@@ -4,9 +4,9 @@
 
 use tokio_postgres::Client;
 
-use crate::bench::error::BenchError;
-use crate::bench::measure::{exec, timed};
-use crate::bench::stats::{median, ms, ratio};
+use crate::error::BenchError;
+use crate::measure::{exec, timed};
+use crate::stats::{median, ms, ratio};
 
 pub const TRACKED: &str = "bench_cap_tracked";
 pub const PLAIN: &str = "bench_cap_plain";

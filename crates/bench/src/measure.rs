@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use tokio_postgres::{Client, SimpleQueryMessage};
 
-use crate::bench::error::BenchError;
+use crate::error::BenchError;
 
 /// Connects and drives the connection in a task.
 pub async fn connect(dsn: &str) -> Result<Client, BenchError> {
