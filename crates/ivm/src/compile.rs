@@ -6,10 +6,10 @@ use std::collections::{BTreeSet, HashSet};
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    Distinct, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Ident,
-    JoinConstraint, JoinOperator, ObjectName, ObjectNamePart, Query, Select, SelectItem,
-    SelectItemQualifiedWildcardKind, SetExpr, SetOperator, SetQuantifier, Statement, TableFactor,
-    Visit, VisitMut, Visitor, VisitorMut,
+    Distinct, DuplicateTreatment, Expr, FunctionArg, FunctionArgExpr, FunctionArguments,
+    GroupByExpr, Ident, JoinConstraint, JoinOperator, ObjectName, ObjectNamePart, Query, Select,
+    SelectItem, SelectItemQualifiedWildcardKind, SetExpr, SetOperator, SetQuantifier, Statement,
+    TableFactor, Visit, VisitMut, Visitor, VisitorMut,
 };
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
@@ -19,6 +19,8 @@ mod resolve;
 mod select_tests;
 mod subagg;
 
+use super::agg;
+use super::ir;
 use super::plan::{
     AggFn, AggKind, Aggregate, Block, Body, Item, ItemFrom, Plan, Rel, Source, SourceKind,
 };
@@ -269,17 +271,7 @@ impl<'a> Analyzer<'a> {
                 distinct: false, ..
             } => "projection".to_string(),
             Body::Aggregate(a) => {
-                let mut names: Vec<&str> = a
-                    .aggs
-                    .iter()
-                    .map(|f| match f.kind {
-                        AggKind::CountStar | AggKind::Count => "count",
-                        AggKind::Sum => "sum",
-                        AggKind::Avg => "avg",
-                        AggKind::Min => "min",
-                        AggKind::Max => "max",
-                    })
-                    .collect();
+                let mut names: Vec<&str> = a.aggs.iter().map(|f| agg::of(f).name()).collect();
                 names.dedup();
                 let names: BTreeSet<&str> = names.into_iter().collect();
                 let names: Vec<&str> = names.into_iter().collect();
@@ -989,11 +981,24 @@ impl<'a> Analyzer<'a> {
         if stray {
             return full("an expression over grouped columns that is not a GROUP BY key");
         }
-        let mut text = e.to_string();
-        for (i, (_, f)) in col.aggs.iter().enumerate() {
-            text = text.replace(&format!("__mv_agg_{}__", i + 1), &f.value_sql());
-        }
-        Ok(text)
+        // The placeholders become each aggregate's value over its state columns.
+        let values: Vec<Expr> = col
+            .aggs
+            .iter()
+            .map(|(_, f)| match agg::of(f).value(f.slot) {
+                v @ ir::Expr::Col { .. } => v.to_ast(),
+                v => Expr::Nested(Box::new(v.to_ast())),
+            })
+            .collect();
+        let _ = VisitMut::visit(
+            &mut e,
+            &mut FnVisitorMut(|x: &mut Expr| {
+                if let Some(i) = placeholder_index(x) {
+                    *x = values[i].clone();
+                }
+            }),
+        );
+        Ok(e.to_string())
     }
 }
 
@@ -1083,6 +1088,23 @@ impl Visitor for AggregateFinder<'_, '_> {
     }
 }
 
+/// Calls a closure on every expression after its children, so it may replace the node.
+struct FnVisitorMut<F>(F);
+impl<F: FnMut(&mut Expr)> VisitorMut for FnVisitorMut<F> {
+    type Break = ();
+    fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        (self.0)(e);
+        ControlFlow::Continue(())
+    }
+}
+
+/// The index of the aggregate an `__mv_agg_<n>__` placeholder stands for.
+fn placeholder_index(e: &Expr) -> Option<usize> {
+    let Expr::Identifier(i) = e else { return None };
+    let n = i.value.strip_prefix("__mv_agg_")?.strip_suffix("__")?;
+    n.parse::<usize>().ok()?.checked_sub(1)
+}
+
 struct FnVisitor<F>(F);
 impl<F: FnMut(&Expr)> Visitor for FnVisitor<F> {
     type Break = ();
@@ -1143,13 +1165,8 @@ impl StateRewriter<'_, '_> {
     /// maintainable.
     fn aggregate(&mut self, f: &sqlparser::ast::Function) -> Result<String, String> {
         let name = fn_name(&f.name);
-        let kind = match name.as_str() {
-            "count" => AggKind::Count,
-            "sum" => AggKind::Sum,
-            "avg" | "mean" => AggKind::Avg,
-            "min" => AggKind::Min,
-            "max" => AggKind::Max,
-            _ => return Err(format!("aggregate {name}()")),
+        let Some((kind, distinct_ok)) = agg::kind_of(&name) else {
+            return Err(format!("aggregate {name}()"));
         };
         if f.filter.is_some() || !f.within_group.is_empty() || f.null_treatment.is_some() {
             return Err(format!("{name}() with FILTER/WITHIN GROUP"));
@@ -1157,7 +1174,8 @@ impl StateRewriter<'_, '_> {
         let FunctionArguments::List(list) = &f.args else {
             return Err(format!("aggregate {name}()"));
         };
-        if list.duplicate_treatment.is_some() || !list.clauses.is_empty() || list.args.len() != 1 {
+        let distinct = list.duplicate_treatment == Some(DuplicateTreatment::Distinct);
+        if (distinct && !distinct_ok) || !list.clauses.is_empty() || list.args.len() != 1 {
             return Err(format!(
                 "{name}(DISTINCT ...) or {name}() with several arguments"
             ));
@@ -1182,7 +1200,7 @@ impl StateRewriter<'_, '_> {
             }
             _ => return Err(format!("aggregate {name}()")),
         };
-        let key = format!("{kind:?}:{}", arg.clone().unwrap_or_default());
+        let key = format!("{kind:?}:{distinct}:{}", arg.clone().unwrap_or_default());
         if let Some(pos) = self.col.aggs.iter().position(|(k, _)| *k == key) {
             return Ok(format!("__mv_agg_{}__", pos + 1));
         }
@@ -1197,12 +1215,14 @@ impl StateRewriter<'_, '_> {
             format!("_a{}", j + 1)
         });
         // SUM and AVG of one argument keep the same state (the sum and the non-null count).
-        let sum_like = |k: AggKind| matches!(k, AggKind::Sum | AggKind::Avg);
+        let sum_like = |k: AggKind, d: bool| !d && matches!(k, AggKind::Sum | AggKind::Avg);
         let shared = self
             .col
             .aggs
             .iter()
-            .find(|(_, f)| sum_like(kind) && sum_like(f.kind) && f.arg == arg_col)
+            .find(|(_, f)| {
+                sum_like(kind, distinct) && sum_like(f.kind, f.distinct) && f.arg == arg_col
+            })
             .map(|(_, f)| f.slot);
         let slot = shared
             .unwrap_or_else(|| self.col.aggs.iter().map(|(_, f)| f.slot).max().unwrap_or(0) + 1);
@@ -1212,6 +1232,7 @@ impl StateRewriter<'_, '_> {
                 kind,
                 arg: arg_col,
                 slot,
+                distinct,
             },
         ));
         Ok(format!("__mv_agg_{}__", self.col.aggs.len()))
@@ -1550,11 +1571,11 @@ mod tests {
         assert_eq!(a.output[0], "CAST(_g1 AS INTEGER) AS \"col1\"");
         assert_eq!(
             a.output[1],
-            "CAST((CASE WHEN n_1 = 0 THEN NULL ELSE s_1 END) + _mv_count AS INTEGER) AS \"col2\""
+            r#"CAST((CASE WHEN "n_1" = 0 THEN NULL ELSE "s_1" END) + "_mv_count" AS INTEGER) AS "col2""#
         );
         assert_eq!(
             a.having.as_deref(),
-            Some("(CASE WHEN n_1 = 0 THEN NULL ELSE s_1 END) > 2")
+            Some(r#"(CASE WHEN "n_1" = 0 THEN NULL ELSE "s_1" END) > 2"#)
         );
     }
 

@@ -9,12 +9,14 @@
 //! SQL a refresh runs; `capture` owns the change logs, their triggers and the views' positions in them; `refresh` applies deltas;
 //! `catalog` keeps `_duckmv.views` / `_duckmv.view_sources` and the user-facing `duckmv.views`.
 
+mod agg;
 mod alter;
 mod capture;
 mod catalog;
 mod compile;
 mod error;
 mod hot;
+pub mod ir;
 mod keyed;
 mod mode;
 mod outer;

@@ -37,12 +37,12 @@ const MIN_ROWS_FOR_FULL: u64 = 5_000;
 /// into a storage as large as its result; every join term scans whole other inputs; and a
 /// deleted MIN/MAX sends its group back to the base table, which costs a scan of it.
 fn threshold(plan: &Plan) -> f64 {
-    let extremes = match &plan.body {
+    let recomputes = match &plan.body {
         Body::Full { .. } => return 0.0,
         Body::Bag { .. } => false,
-        Body::Aggregate(a) => super::plan::agg_has_extremes(a),
+        Body::Aggregate(a) => super::plan::agg_may_recompute(a),
     };
-    if extremes {
+    if recomputes {
         0.001
     } else if plan.sources.len() > 1 {
         0.005

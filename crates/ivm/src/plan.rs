@@ -4,6 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::agg::{self, StateCol};
+pub use super::agg::{AggFn, AggKind};
+use super::ir::{self, Aliased};
 use super::outer::Tree;
 use super::semi::{self, Exists, Guard};
 use super::term::{self, Term};
@@ -155,43 +158,6 @@ impl Aggregate {
             .enumerate()
             .filter(|(i, f)| !self.aggs[..*i].iter().any(|g| g.slot == f.slot))
             .map(|(_, f)| f)
-    }
-}
-
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AggKind {
-    CountStar,
-    Count,
-    Sum,
-    Avg,
-    Min,
-    Max,
-}
-
-/// One aggregate call; its state lives in storage columns `s_<slot>`, `n_<slot>`, `m_<slot>`.
-#[derive(Serialize, Deserialize, Debug, Clone)]
-pub struct AggFn {
-    pub kind: AggKind,
-    /// `_a<j>`, the input column holding the argument (None for COUNT(*)).
-    pub arg: Option<String>,
-    pub slot: usize,
-}
-
-impl AggFn {
-    /// The expression giving this aggregate's value from its state columns.
-    pub fn value_sql(&self) -> String {
-        let i = self.slot;
-        match self.kind {
-            AggKind::CountStar => "_mv_count".to_string(),
-            AggKind::Count => format!("n_{i}"),
-            AggKind::Sum => format!("(CASE WHEN n_{i} = 0 THEN NULL ELSE s_{i} END)"),
-            AggKind::Avg => format!("(CASE WHEN n_{i} = 0 THEN NULL ELSE s_{i} / n_{i} END)"),
-            AggKind::Min | AggKind::Max => format!("m_{i}"),
-        }
-    }
-
-    fn is_extreme(&self) -> bool {
-        matches!(self.kind, AggKind::Min | AggKind::Max)
     }
 }
 
@@ -416,21 +382,10 @@ fn agg_state_from(sources: &[Source], a: &Aggregate, filter: &str) -> String {
     let mut cols: Vec<String> = group_cols(a).iter().map(|g| format!("_mv_i.{g}")).collect();
     cols.push("CAST(COUNT(*) AS BIGINT) AS _mv_count".to_string());
     for f in a.state_fns() {
-        let i = f.slot;
-        let arg = f
-            .arg
-            .as_deref()
-            .map(|x| format!("_mv_i.{x}"))
-            .unwrap_or_default();
-        match f.kind {
-            AggKind::CountStar => {}
-            AggKind::Count => cols.push(format!("COUNT({arg}) AS n_{i}")),
-            AggKind::Sum | AggKind::Avg => {
-                cols.push(format!("SUM({arg}) AS s_{i}"));
-                cols.push(format!("COUNT({arg}) AS n_{i}"));
-            }
-            AggKind::Min => cols.push(format!("MIN({arg}) AS m_{i}")),
-            AggKind::Max => cols.push(format!("MAX({arg}) AS m_{i}")),
+        let ag = agg::of(f);
+        let arg = f.arg.as_ref().map(|x| ir::col("_mv_i", x));
+        for (c, e) in ag.state(f.slot).iter().zip(ag.rows_state(arg)) {
+            cols.push(Aliased(&e, &c.name).to_string());
         }
     }
     let input = rel_cur(sources, &a.input_rel());
@@ -454,31 +409,10 @@ fn agg_delta_from(sources: &[Source], a: &Aggregate, changed: &[bool]) -> Option
     // whose sums must add nothing.
     cols.push("CAST(COALESCE(SUM(_mv_d._mv_mult), 0) AS BIGINT) AS _mv_count".to_string());
     for f in a.state_fns() {
-        let i = f.slot;
-        let arg = f
-            .arg
-            .as_deref()
-            .map(|x| format!("_mv_d.{x}"))
-            .unwrap_or_default();
-        let nonnull = format!(
-            "CAST(COALESCE(SUM(CASE WHEN {arg} IS NULL THEN 0 ELSE _mv_d._mv_mult END), 0) AS BIGINT) AS n_{i}"
-        );
-        match f.kind {
-            AggKind::CountStar => {}
-            AggKind::Count => cols.push(nonnull),
-            AggKind::Sum | AggKind::Avg => {
-                cols.push(format!("SUM({arg} * _mv_d._mv_mult) AS s_{i}"));
-                cols.push(nonnull);
-            }
-            AggKind::Min | AggKind::Max => {
-                let f = if f.kind == AggKind::Min { "MIN" } else { "MAX" };
-                cols.push(format!(
-                    "{f}({arg}) FILTER (WHERE _mv_d._mv_mult > 0) AS m_{i}"
-                ));
-                cols.push(format!(
-                    "{f}({arg}) FILTER (WHERE _mv_d._mv_mult < 0) AS x_{i}"
-                ));
-            }
+        let arg = f.arg.as_ref().map(|x| ir::col("_mv_d", x));
+        let mult = ir::col("_mv_d", "_mv_mult");
+        for (name, e) in agg::of(f).change_state(f.slot, arg, mult) {
+            cols.push(Aliased(&e, &name).to_string());
         }
     }
     Some(format!(
@@ -488,22 +422,11 @@ fn agg_delta_from(sources: &[Source], a: &Aggregate, changed: &[bool]) -> Option
     ))
 }
 
-/// The state columns of an aggregate's storage rows, after the group keys.
-fn state_columns(a: &Aggregate) -> Vec<String> {
-    let mut cols = vec!["_mv_count".to_string()];
-    for f in a.state_fns() {
-        let i = f.slot;
-        match f.kind {
-            AggKind::CountStar => {}
-            AggKind::Count => cols.push(format!("n_{i}")),
-            AggKind::Sum | AggKind::Avg => {
-                cols.push(format!("s_{i}"));
-                cols.push(format!("n_{i}"));
-            }
-            AggKind::Min | AggKind::Max => cols.push(format!("m_{i}")),
-        }
-    }
-    cols
+/// The state columns of an aggregate's storage rows, after the group keys and `_mv_count`.
+fn state_cols(a: &Aggregate) -> Vec<StateCol> {
+    a.state_fns()
+        .flat_map(|f| agg::of(f).state(f.slot))
+        .collect()
 }
 
 /// A sub-aggregate's rows from state rows `state` (`_mv_count`, `n_i`, …, plus `_mv_mult`
@@ -555,16 +478,22 @@ fn sub_agg_delta(sources: &[Source], sa: &SubAgg, changed: &[bool]) -> Option<St
         .iter()
         .map(|k| format!("coalesce(_mv_n.{k}, _mv_d.{k}) AS {k}"))
         .collect();
-    for c in state_columns(a) {
-        let now_value = if c.starts_with("s_") {
-            format!("_mv_n.{c}")
+    let count = StateCol {
+        name: "_mv_count".into(),
+        zero_when_empty: true,
+    };
+    for c in std::iter::once(count).chain(state_cols(a)) {
+        let (now, change) = (ir::col("_mv_n", &c.name), ir::col("_mv_d", &c.name));
+        // A group the input no longer has: counts 0, sums NULL.
+        let now_value = if c.zero_when_empty {
+            ir::or_zero(now.clone())
         } else {
-            format!("coalesce(_mv_n.{c}, 0)")
+            now.clone()
         };
-        cols.push(format!(
-            "CASE WHEN _mv_sg._mv_mult = 1 THEN {now_value} \
-             ELSE coalesce(_mv_n.{c}, 0) - coalesce(_mv_d.{c}, 0) END AS {c}"
-        ));
+        let before = ir::or_zero(now) - ir::or_zero(change);
+        let now_side = ir::col("_mv_sg", "_mv_mult").eq(ir::Expr::Int(1));
+        let e = ir::case(now_side, now_value, before);
+        cols.push(Aliased(&e, &c.name).to_string());
     }
     cols.push("_mv_sg._mv_mult".into());
     let state = format!(
@@ -581,20 +510,9 @@ fn sub_agg_delta(sources: &[Source], sa: &SubAgg, changed: &[bool]) -> Option<St
 pub fn agg_fill_work_sql(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Option<String> {
     let delta = agg_delta_sql(plan, a, changed)?;
     let rc: Vec<String> = a
-        .aggs
-        .iter()
-        .filter(|f| f.is_extreme())
-        .map(|f| {
-            // The extreme after the change is the extreme of the old value and the inserted
-            // ones, unless a deleted value reaches it (rows inserted and deleted within the
-            // same batch count on both sides): then only a recompute knows.
-            let (op, pick) = if f.kind == AggKind::Min { ("<=", "least") } else { (">=", "greatest") };
-            let i = f.slot;
-            format!(
-                "(_mv_d.x_{i} IS NOT NULL AND (_mv_s.m_{i} IS NULL AND _mv_d.m_{i} IS NULL \
-                 OR _mv_d.x_{i} {op} {pick}(coalesce(_mv_s.m_{i}, _mv_d.m_{i}), coalesce(_mv_d.m_{i}, _mv_s.m_{i}))))"
-            )
-        })
+        .state_fns()
+        .filter_map(|f| agg::of(f).recompute_when(f.slot, "_mv_s", "_mv_d"))
+        .map(|c| format!("({c})"))
         .collect();
     let rc = if rc.is_empty() {
         "FALSE".to_string()
@@ -624,35 +542,10 @@ fn agg_combine(a: &Aggregate) -> Vec<(String, String)> {
         "_mv_s._mv_count + _mv_d._mv_count".to_string(),
     )];
     for f in a.state_fns() {
-        let i = f.slot;
-        let n = (format!("n_{i}"), format!("_mv_s.n_{i} + _mv_d.n_{i}"));
-        match f.kind {
-            AggKind::CountStar => {}
-            AggKind::Count => out.push(n),
-            AggKind::Sum | AggKind::Avg => {
-                out.push((
-                    format!("s_{i}"),
-                    format!(
-                        "CASE WHEN _mv_s.n_{i} + _mv_d.n_{i} = 0 THEN NULL WHEN _mv_s.s_{i} IS NULL THEN _mv_d.s_{i} \
-                         WHEN _mv_d.s_{i} IS NULL THEN _mv_s.s_{i} ELSE _mv_s.s_{i} + _mv_d.s_{i} END"
-                    ),
-                ));
-                out.push(n);
-            }
-            AggKind::Min | AggKind::Max => {
-                let f = if f.kind == AggKind::Min {
-                    "least"
-                } else {
-                    "greatest"
-                };
-                out.push((
-                    format!("m_{i}"),
-                    format!(
-                        "CASE WHEN _mv_s.m_{i} IS NULL THEN _mv_d.m_{i} WHEN _mv_d.m_{i} IS NULL THEN _mv_s.m_{i} \
-                         ELSE {f}(_mv_s.m_{i}, _mv_d.m_{i}) END"
-                    ),
-                ));
-            }
+        let ag = agg::of(f);
+        let combined = ag.combine(f.slot, "_mv_s", "_mv_d");
+        for (c, e) in ag.state(f.slot).into_iter().zip(combined) {
+            out.push((ir::bare(c.name).to_string(), e.to_string()));
         }
     }
     out
@@ -674,11 +567,15 @@ pub fn agg_apply_sql(plan: &Plan, a: &Aggregate) -> String {
         );
     }
     let mut values: Vec<String> = group_cols(a).iter().map(|g| format!("_mv_d.{g}")).collect();
-    // A new group's sum is NULL until a non-NULL value arrives.
-    values.extend(state_columns(a).iter().map(|c| match c.strip_prefix("s_") {
-        Some(i) => format!("CASE WHEN _mv_d.n_{i} = 0 THEN NULL ELSE _mv_d.{c} END"),
-        None => format!("_mv_d.{c}"),
-    }));
+    values.push("_mv_d._mv_count".to_string());
+    for f in a.state_fns() {
+        values.extend(
+            agg::of(f)
+                .insert(f.slot, "_mv_d")
+                .iter()
+                .map(|e| e.to_string()),
+        );
+    }
     format!(
         "MERGE INTO {s} AS _mv_s USING {w} AS _mv_d ON {on} \
          WHEN MATCHED AND _mv_s._mv_count + _mv_d._mv_count <= 0 THEN DELETE \
@@ -692,9 +589,13 @@ pub fn agg_apply_sql(plan: &Plan, a: &Aggregate) -> String {
     )
 }
 
-/// Whether any group needs its MIN/MAX recomputed.
-pub fn agg_has_extremes(a: &Aggregate) -> bool {
-    a.aggs.iter().any(|f| f.is_extreme())
+/// Whether a change can leave groups to recompute (a deleted MIN/MAX, a distinct count).
+pub fn agg_may_recompute(a: &Aggregate) -> bool {
+    a.state_fns().any(|f| {
+        agg::of(f)
+            .recompute_when(f.slot, "_mv_s", "_mv_d")
+            .is_some()
+    })
 }
 
 /// Statements recomputing the flagged groups from the base data.

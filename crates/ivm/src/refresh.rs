@@ -234,7 +234,7 @@ fn incremental(
             }
         }
         Body::Aggregate(a) => {
-            if downstream.is_none() && a.groups > 0 && !plan::agg_has_extremes(a) {
+            if downstream.is_none() && a.groups > 0 && !plan::agg_may_recompute(a) {
                 // Sums and counts need neither the old state nor a recompute flag: one MERGE
                 // from the deltas.
                 if let Some(delta) = plan::agg_delta_sql(plan, a, changed) {
@@ -251,7 +251,7 @@ fn incremental(
                     db.exec_hot(&capture::append_sql(d, &old), &[])?;
                 }
                 rows += db.exec_hot(&plan::agg_apply_sql(plan, a), &[])?;
-                if plan::agg_has_extremes(a) {
+                if plan::agg_may_recompute(a) {
                     let rc = db.query_hot(
                         &format!("SELECT EXISTS (SELECT 1 FROM {work} WHERE _mv_rc)"),
                         &[],

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 
 use sqlparser::ast::{Expr, GroupByExpr, Select, SelectItem, Visit};
 
+use super::super::agg;
 use super::super::plan::{AggKind, Aggregate, ItemFrom, Rel, SubAgg};
 use super::{full, Analyzer, FnVisitor, Scope, R};
 
@@ -19,11 +20,7 @@ impl Analyzer<'_> {
         named: bool,
     ) -> R<(Rel, Vec<String>)> {
         let agg = self.aggregate(s, scope)?;
-        if agg
-            .aggs
-            .iter()
-            .any(|f| matches!(f.kind, AggKind::Min | AggKind::Max))
-        {
+        if agg.aggs.iter().any(|f| !agg::of(f).invertible()) {
             // Taking a deleted extreme back needs the group's other rows.
             return full("MIN/MAX in an aggregate subquery");
         }
@@ -118,7 +115,7 @@ impl Analyzer<'_> {
     fn exact_sums(&mut self, agg: &Aggregate) -> R<()> {
         let args: Vec<&str> = agg
             .state_fns()
-            .filter(|f| matches!(f.kind, AggKind::Sum | AggKind::Avg))
+            .filter(|f| !f.distinct && matches!(f.kind, AggKind::Sum | AggKind::Avg))
             .filter_map(|f| f.arg.as_deref())
             .filter_map(|a| {
                 let i = agg.input.names.iter().position(|n| n == a)?;

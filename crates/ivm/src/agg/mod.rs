@@ -1,0 +1,143 @@
+//! Aggregates behind one trait, one file per kind.
+//!
+//! A grouped aggregate view stores, per group, `_mv_count` (the group's rows) and each
+//! aggregate's state columns. A refresh consolidates the change per group into the same state
+//! (from signed rows), then combines stored and change state. An aggregate whose value the
+//! combination cannot know (a deleted minimum, a distinct count) names the condition under which
+//! the group is recomputed from the base data instead. One whose state before a change is the
+//! state after minus the change's is invertible: only those can be read as a relation
+//! (`plan::SubAgg`), whose old rows are taken back.
+//!
+//! A new aggregate is a file here, one arm in [`of`] and one row in [`SUPPORTED`]. The state
+//! column names are an aggregate's own (each prefixed by a letter and its slot); the storage
+//! and work tables of existing views depend on them, so a kind's columns never change.
+
+mod count;
+mod count_star;
+mod extreme;
+mod sum;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ir::Expr;
+
+/// The kinds stored in a plan (their names are part of the catalog's JSON).
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggKind {
+    CountStar,
+    Count,
+    Sum,
+    Avg,
+    Min,
+    Max,
+}
+
+/// One aggregate call of a view; its state lives in storage columns named by its aggregator
+/// and its slot.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub struct AggFn {
+    pub kind: AggKind,
+    /// `_a<j>`, the input column holding the argument (None for COUNT(*)).
+    pub arg: Option<String>,
+    pub slot: usize,
+    /// `kind(DISTINCT arg)`.
+    #[serde(default)]
+    pub distinct: bool,
+}
+
+/// A state column of the storage.
+pub struct StateCol {
+    pub name: String,
+    /// Whether a group without rows has 0 here (counts) rather than NULL (sums).
+    pub zero_when_empty: bool,
+}
+
+impl StateCol {
+    fn count(name: String) -> StateCol {
+        StateCol {
+            name,
+            zero_when_empty: true,
+        }
+    }
+    fn value(name: String) -> StateCol {
+        StateCol {
+            name,
+            zero_when_empty: false,
+        }
+    }
+}
+
+/// What the refresh needs of one aggregate. `slot` names its columns; expressions over the
+/// stored state read alias `s`, over the consolidated change alias `d`.
+pub trait Aggregator: Sync {
+    /// Its SQL name, as `duckmv.views` shows it.
+    fn name(&self) -> &'static str;
+    /// The storage's state columns.
+    fn state(&self, slot: usize) -> Vec<StateCol>;
+    /// Each state column, aggregated over input rows whose argument is `arg`.
+    fn rows_state(&self, arg: Option<Expr>) -> Vec<Expr>;
+    /// The change's columns: the state of signed rows (`mult` their sign), then any column the
+    /// combination or the recompute test reads besides.
+    fn change_state(&self, slot: usize, arg: Option<Expr>, mult: Expr) -> Vec<(String, Expr)>;
+    /// Each state column after the change `d` is applied to the stored `s`.
+    fn combine(&self, slot: usize, s: &'static str, d: &'static str) -> Vec<Expr>;
+    /// Each state column of a group the change creates.
+    fn insert(&self, slot: usize, d: &'static str) -> Vec<Expr> {
+        let names = self.state(slot).into_iter().map(|c| c.name);
+        names.map(|n| crate::ir::col(d, n)).collect()
+    }
+    /// The aggregate's value from the (unqualified) storage columns.
+    fn value(&self, slot: usize) -> Expr;
+    /// When the combined state may be wrong and the group must be recomputed; None: never.
+    fn recompute_when(&self, _slot: usize, _s: &'static str, _d: &'static str) -> Option<Expr> {
+        None
+    }
+    /// Whether the state before a change is the state after minus the change's.
+    fn invertible(&self) -> bool;
+}
+
+/// The aggregator of one call.
+pub fn of(f: &AggFn) -> &'static dyn Aggregator {
+    match f.kind {
+        AggKind::CountStar => &count_star::CountStar,
+        AggKind::Count => &count::Count,
+        AggKind::Sum => &sum::Sum,
+        AggKind::Avg => &sum::Avg,
+        AggKind::Min => &extreme::MIN,
+        AggKind::Max => &extreme::MAX,
+    }
+}
+
+/// The aggregate functions maintained incrementally, by the name a query calls them, and
+/// whether their DISTINCT form is.
+pub const SUPPORTED: &[(&str, AggKind, bool)] = &[
+    ("count", AggKind::Count, false),
+    ("sum", AggKind::Sum, false),
+    ("avg", AggKind::Avg, false),
+    ("mean", AggKind::Avg, false),
+    ("min", AggKind::Min, false),
+    ("max", AggKind::Max, false),
+];
+
+/// The kind a function name calls, and whether DISTINCT is maintained for it.
+pub fn kind_of(name: &str) -> Option<(AggKind, bool)> {
+    SUPPORTED
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, k, d)| (*k, *d))
+}
+
+/// `CAST(coalesce(sum(CASE WHEN arg IS NULL THEN 0 ELSE mult END), 0) AS BIGINT)`: the change
+/// of the non-NULL count.
+fn nonnull_change(arg: Expr, mult: Expr) -> Expr {
+    let signed = crate::ir::case(arg.is_null(), Expr::Int(0), mult);
+    crate::ir::or_zero(crate::ir::call("sum", vec![signed])).big_int()
+}
+
+/// `s.c + d.c`.
+fn added(s: &'static str, d: &'static str, c: &str) -> Expr {
+    crate::ir::col(s, c) + crate::ir::col(d, c)
+}
+
+#[cfg(test)]
+mod tests;
