@@ -1499,8 +1499,15 @@ mod tests {
             Some("aggregate string_agg()")
         );
         assert_eq!(
-            reason("SELECT g, COUNT(DISTINCT v) FROM t GROUP BY g", 2).as_deref(),
-            Some("count(DISTINCT ...) or count() with several arguments")
+            reason("SELECT g, string_agg(DISTINCT s, ',') FROM t GROUP BY g", 2).as_deref(),
+            Some("aggregate string_agg()")
+        );
+        assert_eq!(
+            reason(
+                "SELECT g, COUNT(DISTINCT v), sum(DISTINCT v) FROM t GROUP BY g",
+                3
+            ),
+            None
         );
         // Under OR an IN test is maintained (a guard); see the NOT case above.
         assert_eq!(

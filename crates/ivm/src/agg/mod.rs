@@ -14,6 +14,7 @@
 
 mod count;
 mod count_star;
+mod distinct;
 mod extreme;
 mod sum;
 
@@ -98,25 +99,29 @@ pub trait Aggregator: Sync {
 
 /// The aggregator of one call.
 pub fn of(f: &AggFn) -> &'static dyn Aggregator {
-    match f.kind {
-        AggKind::CountStar => &count_star::CountStar,
-        AggKind::Count => &count::Count,
-        AggKind::Sum => &sum::Sum,
-        AggKind::Avg => &sum::Avg,
-        AggKind::Min => &extreme::MIN,
-        AggKind::Max => &extreme::MAX,
+    match (f.kind, f.distinct) {
+        (AggKind::CountStar, _) => &count_star::CountStar,
+        (AggKind::Count, false) => &count::Count,
+        (AggKind::Sum, false) => &sum::Sum,
+        (AggKind::Avg, false) => &sum::Avg,
+        // The extreme of the distinct values is the extreme of all of them.
+        (AggKind::Min, _) => &extreme::MIN,
+        (AggKind::Max, _) => &extreme::MAX,
+        (AggKind::Count, true) => &distinct::COUNT,
+        (AggKind::Sum, true) => &distinct::SUM,
+        (AggKind::Avg, true) => &distinct::AVG,
     }
 }
 
 /// The aggregate functions maintained incrementally, by the name a query calls them, and
 /// whether their DISTINCT form is.
 pub const SUPPORTED: &[(&str, AggKind, bool)] = &[
-    ("count", AggKind::Count, false),
-    ("sum", AggKind::Sum, false),
-    ("avg", AggKind::Avg, false),
-    ("mean", AggKind::Avg, false),
-    ("min", AggKind::Min, false),
-    ("max", AggKind::Max, false),
+    ("count", AggKind::Count, true),
+    ("sum", AggKind::Sum, true),
+    ("avg", AggKind::Avg, true),
+    ("mean", AggKind::Avg, true),
+    ("min", AggKind::Min, true),
+    ("max", AggKind::Max, true),
 ];
 
 /// The kind a function name calls, and whether DISTINCT is maintained for it.
