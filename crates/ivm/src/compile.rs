@@ -1175,10 +1175,11 @@ impl StateRewriter<'_, '_> {
             return Err(format!("aggregate {name}()"));
         };
         let distinct = list.duplicate_treatment == Some(DuplicateTreatment::Distinct);
-        if (distinct && !distinct_ok) || !list.clauses.is_empty() || list.args.len() != 1 {
-            return Err(format!(
-                "{name}(DISTINCT ...) or {name}() with several arguments"
-            ));
+        if distinct && !distinct_ok {
+            return Err(format!("{name}(DISTINCT ...)"));
+        }
+        if !list.clauses.is_empty() || list.args.len() != 1 {
+            return Err(format!("{name}() with several arguments or ORDER BY"));
         }
         let (kind, arg) = match &list.args[0] {
             FunctionArg::Unnamed(FunctionArgExpr::Wildcard) if kind == AggKind::Count => {
@@ -1439,6 +1440,14 @@ mod tests {
         );
         assert_eq!(
             reason(
+                "SELECT x.n FROM (SELECT g, count(DISTINCT v) AS n FROM t GROUP BY g) x",
+                1
+            )
+            .as_deref(),
+            Some("a DISTINCT aggregate in an aggregate subquery")
+        );
+        assert_eq!(
+            reason(
                 "SELECT t.k FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.k = t.k HAVING count(*) > 1)",
                 1
             )
@@ -1499,8 +1508,8 @@ mod tests {
             Some("aggregate string_agg()")
         );
         assert_eq!(
-            reason("SELECT g, string_agg(DISTINCT s, ',') FROM t GROUP BY g", 2).as_deref(),
-            Some("aggregate string_agg()")
+            reason("SELECT g, sum(v ORDER BY v) FROM t GROUP BY g", 2).as_deref(),
+            Some("sum() with several arguments or ORDER BY")
         );
         assert_eq!(
             reason(

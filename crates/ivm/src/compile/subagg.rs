@@ -20,6 +20,14 @@ impl Analyzer<'_> {
         named: bool,
     ) -> R<(Rel, Vec<String>)> {
         let agg = self.aggregate(s, scope)?;
+        if agg
+            .aggs
+            .iter()
+            .any(|f| f.distinct && !agg::of(f).invertible())
+        {
+            // Whether a row taken back removes a distinct value needs the group's other rows.
+            return full("a DISTINCT aggregate in an aggregate subquery");
+        }
         if agg.aggs.iter().any(|f| !agg::of(f).invertible()) {
             // Taking a deleted extreme back needs the group's other rows.
             return full("MIN/MAX in an aggregate subquery");
