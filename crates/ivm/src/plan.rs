@@ -315,8 +315,9 @@ pub fn bag_delta_sql(plan: &Plan, rel: &Rel, changed: &[bool]) -> Option<String>
     ))
 }
 
-/// Applies the work table (consolidated change) to the storage, keyed NULL-safely on the row.
-pub fn bag_merge_sql(plan: &Plan) -> String {
+/// Applies the consolidated change `source` (the work table, or the change itself as a
+/// parenthesized query) to the storage, keyed NULL-safely on the row.
+pub fn bag_merge_sql(plan: &Plan, source: &str) -> String {
     let cols = positional(plan.columns.len());
     let values: Vec<String> = cols.iter().map(|c| format!("_mv_d.{c}")).collect();
     format!(
@@ -325,7 +326,7 @@ pub fn bag_merge_sql(plan: &Plan) -> String {
          WHEN MATCHED THEN UPDATE SET _mv_count = _mv_s._mv_count + _mv_d._mv_count \
          WHEN NOT MATCHED AND _mv_d._mv_count > 0 THEN INSERT VALUES ({v}, _mv_d._mv_count)",
         s = storage(plan.id),
-        w = work(plan.id),
+        w = source,
         on = null_safe_eq("_mv_s", "_mv_d", &cols),
         v = values.join(", ")
     )
@@ -354,12 +355,16 @@ fn group_cols(a: &Aggregate) -> Vec<String> {
     (1..=a.groups).map(|i| format!("_g{i}")).collect()
 }
 
-fn group_by(a: &Aggregate) -> String {
+/// ` GROUP BY rel._g1, …`, or nothing for an ungrouped aggregate.
+fn group_by(a: &Aggregate, rel: &'static str) -> String {
     if a.groups == 0 {
-        String::new()
-    } else {
-        format!(" GROUP BY {}", group_cols(a).join(", "))
+        return String::new();
     }
+    let keys: Vec<String> = group_cols(a)
+        .into_iter()
+        .map(|g| ir::col(rel, g).to_string())
+        .collect();
+    format!(" GROUP BY {}", keys.join(", "))
 }
 
 /// The aggregate state of the current base data; `only_recompute` restricts it to the groups
@@ -392,7 +397,7 @@ fn agg_state_from(sources: &[Source], a: &Aggregate, filter: &str) -> String {
     format!(
         "SELECT {} FROM ({input}) AS _mv_i{filter}{}",
         cols.join(", "),
-        group_by(a).replace("_g", "_mv_i._g")
+        group_by(a, "_mv_i")
     )
 }
 
@@ -418,7 +423,7 @@ fn agg_delta_from(sources: &[Source], a: &Aggregate, changed: &[bool]) -> Option
     Some(format!(
         "SELECT {} FROM ({d}) AS _mv_d{}",
         cols.join(", "),
-        group_by(a).replace("_g", "_mv_d._g")
+        group_by(a, "_mv_d")
     ))
 }
 
@@ -551,9 +556,9 @@ fn agg_combine(a: &Aggregate) -> Vec<(String, String)> {
     out
 }
 
-/// Applies the work table to the storage. Grouped: MERGE keyed NULL-safely on the group, groups
+/// Applies the change `source` (as for [`bag_merge_sql`]) to the storage. Grouped: MERGE keyed NULL-safely on the group, groups
 /// whose count reaches 0 disappear. Ungrouped: the single row is updated in place.
-pub fn agg_apply_sql(plan: &Plan, a: &Aggregate) -> String {
+pub fn agg_apply_sql(plan: &Plan, a: &Aggregate, source: &str) -> String {
     let set: Vec<String> = agg_combine(a)
         .into_iter()
         .map(|(c, e)| format!("{c} = {e}"))
@@ -563,7 +568,7 @@ pub fn agg_apply_sql(plan: &Plan, a: &Aggregate) -> String {
             "UPDATE {} AS _mv_s SET {} FROM {} AS _mv_d",
             storage(plan.id),
             set.join(", "),
-            work(plan.id)
+            source
         );
     }
     let mut values: Vec<String> = group_cols(a).iter().map(|g| format!("_mv_d.{g}")).collect();
@@ -582,7 +587,7 @@ pub fn agg_apply_sql(plan: &Plan, a: &Aggregate) -> String {
          WHEN MATCHED THEN UPDATE SET {set} \
          WHEN NOT MATCHED AND _mv_d._mv_count > 0 THEN INSERT VALUES ({v})",
         s = storage(plan.id),
-        w = work(plan.id),
+        w = source,
         on = null_safe_eq("_mv_s", "_mv_d", &group_cols(a)),
         set = set.join(", "),
         v = values.join(", ")

@@ -216,7 +216,7 @@ fn incremental(
             if let Some(delta) = plan::bag_delta_sql(plan, rel, changed) {
                 if downstream.is_none() {
                     // Nobody needs the change kept: merge it straight from the deltas.
-                    let merge = merge_from(&plan::bag_merge_sql(plan), &work, &delta)?;
+                    let merge = plan::bag_merge_sql(plan, &format!("({delta})"));
                     rows += db.exec_hot(&merge, &[])?;
                     return finish(db, plan, changed, start, rows, false, false);
                 }
@@ -230,7 +230,7 @@ fn incremental(
                     };
                     db.exec_hot(&capture::append_sql(d, &change), &[])?;
                 }
-                rows += db.exec_hot(&plan::bag_merge_sql(plan), &[])?;
+                rows += db.exec_hot(&plan::bag_merge_sql(plan, &work), &[])?;
             }
         }
         Body::Aggregate(a) => {
@@ -238,7 +238,7 @@ fn incremental(
                 // Sums and counts need neither the old state nor a recompute flag: one MERGE
                 // from the deltas.
                 if let Some(delta) = plan::agg_delta_sql(plan, a, changed) {
-                    let merge = merge_from(&plan::agg_apply_sql(plan, a), &work, &delta)?;
+                    let merge = plan::agg_apply_sql(plan, a, &format!("({delta})"));
                     rows += db.exec_hot(&merge, &[])?;
                 }
                 return finish(db, plan, changed, start, rows, false, false);
@@ -250,7 +250,7 @@ fn incremental(
                     let old = format!("SELECT *, -1 FROM ({})", plan::output_sql(plan, &affected));
                     db.exec_hot(&capture::append_sql(d, &old), &[])?;
                 }
-                rows += db.exec_hot(&plan::agg_apply_sql(plan, a), &[])?;
+                rows += db.exec_hot(&plan::agg_apply_sql(plan, a, &work), &[])?;
                 if plan::agg_may_recompute(a) {
                     let rc = db.query_hot(
                         &format!("SELECT EXISTS (SELECT 1 FROM {work} WHERE _mv_rc)"),
@@ -294,16 +294,6 @@ fn finish(
         rows,
         downstream,
     })
-}
-
-/// A MERGE reading the work table, rewritten to read the consolidated change `delta` directly
-/// (same columns): one statement and no work table to fill and empty.
-fn merge_from(merge: &str, work: &str, delta: &str) -> Result<String, IvmError> {
-    let from = format!("USING {work} AS _mv_d");
-    if !merge.contains(&from) {
-        return Err(IvmError::Internal(format!("unexpected merge: {merge}")));
-    }
-    Ok(merge.replacen(&from, &format!("USING ({delta}) AS _mv_d"), 1))
 }
 
 /// The SQL computing a view's storage rows from the current base data.
