@@ -30,42 +30,10 @@ CREATE OR REPLACE MACRO duckmv._user_db(d) AS d = current_database();
 -- never the internal catalog name the file is attached under.
 CREATE OR REPLACE MACRO duckmv._client_db() AS coalesce(getvariable('duckmv_database'), current_database());
 
--- DuckDB type (duckdb_columns().data_type) -> PostgreSQL type OID. Must agree
--- with src/types/oid.rs, which picks the OIDs of result columns on the wire.
-CREATE OR REPLACE MACRO duckmv._scalar_oid(t) AS CASE
-    WHEN t = 'BOOLEAN' THEN 16
-    WHEN t IN ('TINYINT', 'SMALLINT', 'UTINYINT') THEN 21
-    WHEN t IN ('INTEGER', 'USMALLINT') THEN 23
-    WHEN t = 'BIGINT' THEN 20
-    WHEN t = 'UINTEGER' THEN 26
-    WHEN t IN ('UBIGINT', 'HUGEINT', 'UHUGEINT', 'VARINT', 'BIGNUM') OR t LIKE 'DECIMAL%' THEN 1700
-    WHEN t = 'FLOAT' THEN 700
-    WHEN t = 'DOUBLE' THEN 701
-    WHEN t = 'BLOB' THEN 17
-    WHEN t = 'DATE' THEN 1082
-    WHEN t IN ('TIME', 'TIME_NS') THEN 1083
-    WHEN t = 'TIME WITH TIME ZONE' THEN 1266
-    WHEN t IN ('TIMESTAMP', 'TIMESTAMP_S', 'TIMESTAMP_MS', 'TIMESTAMP_NS') THEN 1114
-    WHEN t LIKE 'TIMESTAMP WITH TIME ZONE%' OR t = 'TIMESTAMP_TZ_NS' THEN 1184
-    WHEN t = 'INTERVAL' THEN 1186
-    WHEN t = 'UUID' THEN 2950
-    WHEN t = 'BIT' THEN 1562
-    WHEN t = 'JSON' OR t LIKE 'STRUCT(%' OR t LIKE 'MAP(%' OR t LIKE 'UNION(%' THEN 114
-    ELSE 25
-END;
-
-CREATE OR REPLACE MACRO duckmv._array_oid(e) AS CASE e
-    WHEN 16 THEN 1000 WHEN 17 THEN 1001 WHEN 21 THEN 1005 WHEN 23 THEN 1007
-    WHEN 20 THEN 1016 WHEN 26 THEN 1028 WHEN 700 THEN 1021 WHEN 701 THEN 1022 WHEN 1700 THEN 1231
-    WHEN 1082 THEN 1182 WHEN 1083 THEN 1183 WHEN 1266 THEN 1270 WHEN 1114 THEN 1115
-    WHEN 1184 THEN 1185 WHEN 1186 THEN 1187 WHEN 2950 THEN 2951 WHEN 114 THEN 199
-    WHEN 1562 THEN 1563 ELSE 1009
-END;
-
-CREATE OR REPLACE MACRO duckmv._type_oid(t) AS (CASE
-    WHEN t LIKE '%]' THEN duckmv._array_oid(duckmv._scalar_oid(regexp_replace(t, '\[\d*\]$', '')))
-    ELSE duckmv._scalar_oid(t)
-END)::INTEGER;
+-- DuckDB type (duckdb_columns().data_type) -> PostgreSQL type OID:
+-- duckmv._scalar_oid, _array_oid, _list_oid and _type_oid, generated from the
+-- wire's mapping (src/compat/type_oids.rs).
+{{type_oid_macros}}
 
 -- atttypmod: numeric(p,s) as PostgreSQL encodes it, else -1.
 CREATE OR REPLACE MACRO duckmv._typmod(t, p, s) AS (CASE

@@ -16,6 +16,7 @@ mod rewrite;
 mod settings;
 mod settings_catalog;
 mod storage;
+mod type_oids;
 
 pub use catalog_names::strip_connected_catalog;
 pub use settings::{show_column, Settings};
@@ -81,6 +82,7 @@ fn catalog_sql() -> String {
         .replace("{{settings}}", &settings_catalog::values_sql())
         .replace("{{settings_case}}", &settings_catalog::case_sql("p_name"))
         .replace("{{pg_keywords}}", &pg_keywords::quoted_keywords_sql())
+        .replace("{{type_oid_macros}}", &type_oids::macros_sql())
 }
 
 /// A statement as the client wrote it, made ready for the session: the

@@ -138,7 +138,7 @@ pub fn pg_type(ty: &DuckType) -> PgType {
 }
 
 /// The array type whose elements are `elem_oid` (text[] for anything unknown).
-fn array_type_of(elem_oid: u32) -> PgType {
+pub fn array_type_of(elem_oid: u32) -> PgType {
     use oids::*;
     let (oid, name) = match elem_oid {
         BOOL => (BOOL_ARRAY, "_bool"),
