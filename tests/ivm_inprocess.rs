@@ -3,21 +3,24 @@
 //! the view and its defining query are equal as bags.
 
 use duckdb::Connection;
-use duckmv::ivm::{self, CreateView, IvmError, Sql, SqlError};
+use duckmv::ivm::{self, CreateView, DbError, IvmError, Sql};
 
 struct Db {
     conn: Connection,
     calls: usize,
 }
 
-fn sql_err(e: duckdb::Error) -> SqlError {
-    SqlError {
-        message: e.to_string(),
+/// DuckDB's message, with the code the server's engine layer would give it.
+fn sql_err(e: duckdb::Error) -> DbError {
+    let message = e.to_string();
+    DbError {
+        state: duckmv::engine::error::sqlstate_for(&message, 0),
+        message,
     }
 }
 
 impl Sql for Db {
-    fn exec(&mut self, sql: &str) -> Result<u64, SqlError> {
+    fn exec(&mut self, sql: &str) -> Result<u64, DbError> {
         self.calls += 1;
         self.conn
             .execute(sql, [])
@@ -25,7 +28,7 @@ impl Sql for Db {
             .map_err(sql_err)
     }
 
-    fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+    fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DbError> {
         self.calls += 1;
         let wrapped = format!("SELECT CAST(COLUMNS(*) AS VARCHAR) FROM ({sql}) AS _q");
         let mut stmt = self.conn.prepare(&wrapped).map_err(sql_err)?;

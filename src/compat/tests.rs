@@ -11,13 +11,17 @@ use duckdb::arrow::datatypes::DataType;
 struct TestSql<'a>(&'a Conn);
 
 impl crate::ivm::Sql for TestSql<'_> {
-    fn exec(&mut self, sql: &str) -> Result<u64, crate::ivm::SqlError> {
-        self.0.exec(sql).map_err(|e| crate::ivm::SqlError {
-            message: e.to_string(),
+    fn exec(&mut self, sql: &str) -> Result<u64, crate::ivm::DbError> {
+        self.0.exec(sql).map_err(|e| crate::ivm::DbError {
+            state: e.sqlstate(),
+            message: e.message,
         })
     }
-    fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, crate::ivm::SqlError> {
-        text_rows(self.0, sql).map_err(|message| crate::ivm::SqlError { message })
+    fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, crate::ivm::DbError> {
+        text_rows(self.0, sql).map_err(|message| crate::ivm::DbError {
+            state: crate::engine::error::sqlstate_for(&message, 0),
+            message,
+        })
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use super::ivm_bridge::{collect_rows, ConnSql};
+use super::ivm_bridge::{collect_rows, db_error, ConnSql};
 use crate::engine::{Conn, Prepared, QueryResult};
 use crate::ivm;
 use crate::types::ParamValue;
@@ -30,36 +30,35 @@ impl<'a> HotSql<'a> {
         HotSql { conn, hot }
     }
 
-    fn run(&mut self, sql: &str, params: &[String]) -> Result<QueryResult, ivm::SqlError> {
-        let err = |m: String| ivm::SqlError { message: m };
+    fn run(&mut self, sql: &str, params: &[String]) -> Result<QueryResult, ivm::DbError> {
         if !self.hot.prepared.contains_key(sql) {
             if self.hot.prepared.len() >= MAX_STATEMENTS {
                 self.hot.prepared.clear();
             }
-            let p = self.conn.prepare(sql).map_err(|e| err(e.message))?;
+            let p = self.conn.prepare(sql).map_err(db_error)?;
             self.hot.prepared.insert(sql.to_string(), p);
         }
         let p = self.hot.prepared.get_mut(sql).unwrap();
         p.clear_bindings();
         for (i, v) in params.iter().enumerate() {
             p.bind(i + 1, &ParamValue::Text(v.clone()))
-                .map_err(|e| err(e.message))?;
+                .map_err(db_error)?;
         }
         let r = self.conn.execute(p);
         if r.is_err() {
             // Whatever went wrong (a dropped table), the next refresh prepares afresh.
             self.hot.prepared.remove(sql);
         }
-        r.map_err(|e| err(e.message))
+        r.map_err(db_error)
     }
 }
 
 impl ivm::Sql for HotSql<'_> {
-    fn exec(&mut self, sql: &str) -> Result<u64, ivm::SqlError> {
+    fn exec(&mut self, sql: &str) -> Result<u64, ivm::DbError> {
         ConnSql(self.conn).exec(sql)
     }
 
-    fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, ivm::SqlError> {
+    fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, ivm::DbError> {
         ConnSql(self.conn).query(sql)
     }
 
@@ -67,12 +66,10 @@ impl ivm::Sql for HotSql<'_> {
         ConnSql(self.conn).binds_alone(sql)
     }
 
-    fn exec_hot(&mut self, sql: &str, params: &[String]) -> Result<u64, ivm::SqlError> {
+    fn exec_hot(&mut self, sql: &str, params: &[String]) -> Result<u64, ivm::DbError> {
         let start = std::time::Instant::now();
         let mut r = self.run(sql, params)?;
-        let n = r
-            .drain_changed_rows()
-            .map_err(|e| ivm::SqlError { message: e.message })?;
+        let n = r.drain_changed_rows().map_err(db_error)?;
         tracing::debug!(target: "duckmv::ivm::sql", ms = start.elapsed().as_secs_f64() * 1e3, "(hot) {sql}");
         Ok(n)
     }
@@ -81,7 +78,7 @@ impl ivm::Sql for HotSql<'_> {
         &mut self,
         sql: &str,
         params: &[String],
-    ) -> Result<Vec<Vec<Option<String>>>, ivm::SqlError> {
+    ) -> Result<Vec<Vec<Option<String>>>, ivm::DbError> {
         let start = std::time::Instant::now();
         let mut r = self.run(sql, params)?;
         let rows = collect_rows(&mut r)?;

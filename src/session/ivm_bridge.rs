@@ -16,21 +16,18 @@ use crate::sql::{self, Command, Name};
 pub struct ConnSql<'a>(pub &'a Conn);
 
 impl ivm::Sql for ConnSql<'_> {
-    fn exec(&mut self, sql: &str) -> Result<u64, ivm::SqlError> {
+    fn exec(&mut self, sql: &str) -> Result<u64, ivm::DbError> {
         let start = std::time::Instant::now();
-        let r = self
-            .0
-            .exec(sql)
-            .map_err(|e| ivm::SqlError { message: e.message });
+        let r = self.0.exec(sql).map_err(db_error);
         tracing::debug!(target: "duckmv::ivm::sql", ms = start.elapsed().as_secs_f64() * 1e3, "{sql}");
         r
     }
 
-    fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, ivm::SqlError> {
+    fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, ivm::DbError> {
         let start = std::time::Instant::now();
         let mut r = self.0.query(sql).map_err(|e| {
             tracing::debug!(target: "duckmv::ivm::sql", "failed: {sql}: {}", e.message);
-            ivm::SqlError { message: e.message }
+            db_error(e)
         })?;
         let rows = collect_rows(&mut r)?;
         tracing::debug!(target: "duckmv::ivm::sql", ms = start.elapsed().as_secs_f64() * 1e3, "{sql}");
@@ -42,20 +39,30 @@ impl ivm::Sql for ConnSql<'_> {
     }
 }
 
+/// A DuckDB error as the IVM engine sees it, with the code the engine layer maps it to.
+pub(super) fn db_error(e: crate::engine::EngineError) -> ivm::DbError {
+    ivm::DbError {
+        state: e.sqlstate(),
+        message: e.message,
+    }
+}
+
 /// A result's rows, every value as text (NULL as None).
 pub(super) fn collect_rows(
     r: &mut crate::engine::QueryResult,
-) -> Result<Vec<Vec<Option<String>>>, ivm::SqlError> {
-    let err = |m: String| ivm::SqlError { message: m };
+) -> Result<Vec<Vec<Option<String>>>, ivm::DbError> {
     let mut rows = Vec::new();
-    while let Some(b) = r.next_batch().map_err(|e| err(e.message))? {
+    while let Some(b) = r.next_batch().map_err(db_error)? {
         for i in 0..b.num_rows() {
             let mut row = Vec::with_capacity(b.num_columns());
             for c in b.columns() {
                 row.push(if c.is_null(i) {
                     None
                 } else {
-                    Some(array_value_to_string(c, i).map_err(|e| err(e.to_string()))?)
+                    Some(array_value_to_string(c, i).map_err(|e| ivm::DbError {
+                        message: e.to_string(),
+                        state: SqlState::INTERNAL_ERROR,
+                    })?)
                 });
             }
             rows.push(row);
@@ -530,3 +537,4 @@ fn table_columns(conn: &Conn, table: &Name) -> Result<Vec<String>, String> {
         .filter_map(|r| r.into_iter().next().flatten())
         .collect())
 }
+

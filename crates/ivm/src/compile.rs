@@ -46,8 +46,8 @@ enum Stop {
     Err(IvmError),
 }
 
-impl From<super::SqlError> for Stop {
-    fn from(e: super::SqlError) -> Self {
+impl From<super::DbError> for Stop {
+    fn from(e: super::DbError) -> Self {
         Stop::Err(IvmError::Db(e))
     }
 }
@@ -1270,16 +1270,16 @@ impl VisitorMut for StateRewriter<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::SqlError;
+    use crate::DbError;
 
     /// Answers the catalog lookups the compiler makes: tables t(k, g, v) and u(k, w), no
     /// materialized views, a few aggregate and volatile functions.
     struct Fake;
     impl Sql for Fake {
-        fn exec(&mut self, _sql: &str) -> Result<u64, SqlError> {
+        fn exec(&mut self, _sql: &str) -> Result<u64, DbError> {
             Ok(0)
         }
-        fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+        fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DbError> {
             let s = |v: &str| Some(v.to_string());
             if sql.contains("duckdb_functions()") {
                 let f = [
@@ -1314,8 +1314,9 @@ mod tests {
                 return Ok(vec![]);
             }
             if sql.starts_with("DESCRIBE") {
-                return Err(SqlError {
+                return Err(DbError {
                     message: "not in this fake".into(),
+                    state: duckmv_sqlstate::SqlState::INTERNAL_ERROR,
                 });
             }
             Ok(vec![])

@@ -1,6 +1,6 @@
 //! The IVM layer's error type and its mapping to PostgreSQL SQLSTATE codes.
 
-use super::SqlError;
+use super::DbError;
 use duckmv_sqlstate::SqlState;
 
 /// Everything that can go wrong while creating, refreshing or dropping a materialized view.
@@ -39,7 +39,7 @@ pub enum IvmError {
     Internal(String),
     /// DuckDB refused a statement; its message is passed on.
     #[error("{}", .0.message)]
-    Db(#[from] SqlError),
+    Db(#[from] DbError),
 }
 
 impl IvmError {
@@ -56,26 +56,8 @@ impl IvmError {
             IvmError::Syntax(_) => SqlState::SYNTAX_ERROR,
             IvmError::InvalidValue(_) => SqlState::INVALID_PARAMETER_VALUE,
             IvmError::Internal(_) => SqlState::INTERNAL_ERROR,
-            IvmError::Db(e) => db_sqlstate(&e.message),
+            IvmError::Db(e) => e.state,
         }
-    }
-}
-
-/// DuckDB prefixes its messages with the error class; the few classes a client can act on get
-/// their PostgreSQL code, everything else is an internal error.
-fn db_sqlstate(message: &str) -> SqlState {
-    if message.starts_with("Parser Error") {
-        SqlState::SYNTAX_ERROR
-    } else if message.contains("has not been populated") {
-        SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE
-    } else if message.starts_with("Catalog Error") && message.contains("does not exist") {
-        SqlState::UNDEFINED_TABLE
-    } else if message.starts_with("Binder Error") {
-        SqlState::UNDEFINED_COLUMN
-    } else if message.starts_with("TransactionContext Error") && message.contains("Conflict") {
-        SqlState::SERIALIZATION_FAILURE
-    } else {
-        SqlState::INTERNAL_ERROR
     }
 }
 
@@ -106,15 +88,14 @@ mod tests {
             IvmError::Unsupported("x".into()).sqlstate(),
             SqlState::FEATURE_NOT_SUPPORTED
         );
-        let db = |m: &str| IvmError::Db(SqlError { message: m.into() }).sqlstate();
+        let db = IvmError::Db(DbError {
+            message: "Parser Error: syntax error".into(),
+            state: SqlState::SYNTAX_ERROR,
+        });
         assert_eq!(
-            db("Parser Error: syntax error at or near \"x\""),
-            SqlState::SYNTAX_ERROR
+            db.sqlstate(),
+            SqlState::SYNTAX_ERROR,
+            "the database layer's code"
         );
-        assert_eq!(
-            db("Invalid Input Error: materialized view \"v\" has not been populated"),
-            SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE
-        );
-        assert_eq!(db("Out of Memory Error: x"), SqlState::INTERNAL_ERROR);
     }
 }

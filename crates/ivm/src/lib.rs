@@ -41,15 +41,15 @@ use text::{ident, split_name, split_qualified};
 /// connection; tests implement it for `duckdb::Connection`.
 pub trait Sql {
     /// Runs one statement; returns the number of rows changed (0 for DDL/queries).
-    fn exec(&mut self, sql: &str) -> Result<u64, SqlError>;
+    fn exec(&mut self, sql: &str) -> Result<u64, DbError>;
     /// Runs one query; every value rendered as text by DuckDB (`CAST(x AS VARCHAR)` semantics),
     /// NULL as None.
-    fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, SqlError>;
+    fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DbError>;
     /// [`Sql::exec`] for a statement a refresh runs again and again with the same text. DuckDB
     /// spends more time planning refresh SQL than running it on a small delta, so the server
     /// keeps these prepared. `params` fill `$1`, `$2`, … as VARCHAR values (write
     /// `CAST($1::VARCHAR AS T)`); the default substitutes them as literals.
-    fn exec_hot(&mut self, sql: &str, params: &[String]) -> Result<u64, SqlError> {
+    fn exec_hot(&mut self, sql: &str, params: &[String]) -> Result<u64, DbError> {
         self.exec(&hot::substitute(sql, params))
     }
     /// Whether `sql` binds on its own, outside this transaction (tables it creates are not
@@ -63,24 +63,26 @@ pub trait Sql {
         &mut self,
         sql: &str,
         params: &[String],
-    ) -> Result<Vec<Vec<Option<String>>>, SqlError> {
+    ) -> Result<Vec<Vec<Option<String>>>, DbError> {
         self.query(&hot::substitute(sql, params))
     }
 }
 
-/// DuckDB's error message.
+/// An error of the database under the engine: its message, and the SQLSTATE the layer that
+/// talks to DuckDB gave it (that layer alone maps DuckDB's messages to codes).
 #[derive(Debug, Clone)]
-pub struct SqlError {
+pub struct DbError {
     pub message: String,
+    pub state: duckmv_sqlstate::SqlState,
 }
 
-impl std::fmt::Display for SqlError {
+impl std::fmt::Display for DbError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.message)
     }
 }
 
-impl std::error::Error for SqlError {}
+impl std::error::Error for DbError {}
 
 /// `CREATE MATERIALIZED VIEW [IF NOT EXISTS] name [(columns)] AS query [WITH [NO] DATA]`.
 #[derive(Debug, Clone)]
