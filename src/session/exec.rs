@@ -69,7 +69,9 @@ impl Statement {
         match &self.kind {
             StmtKind::Rewrite(r) => return r.describe.is_some(),
             // SHOW answered by the server has one row, described like DuckDB's.
-            StmtKind::Command(Command::Show { .. }) => return true,
+            StmtKind::Command(Command::Show { .. } | Command::ExplainRefresh { .. }) => {
+                return true
+            }
             _ => {}
         }
         let StmtKind::Duck(p) = &self.kind else {
@@ -184,6 +186,13 @@ pub fn prepare(
             let shown = name.rsplit('.').next().unwrap_or(name);
             st.columns = vec![Column {
                 name: crate::compat::show_column(shown),
+                ty: DuckType::Varchar,
+            }];
+        }
+        if let Command::ExplainRefresh { .. } = &cmd {
+            // One text column, as PostgreSQL's EXPLAIN has.
+            st.columns = vec![Column {
+                name: "QUERY PLAN".into(),
                 ty: DuckType::Varchar,
             }];
         }
@@ -506,7 +515,7 @@ pub fn execute(
             }
             StmtKind::Command(cmd) => {
                 if describe {
-                    if let Command::Show { .. } = cmd {
+                    if let Command::Show { .. } | Command::ExplainRefresh { .. } = cmd {
                         out.send(Reply::RowDescription(fields(stmt.columns(), &[])));
                     }
                 }

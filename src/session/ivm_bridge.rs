@@ -152,6 +152,16 @@ pub fn run_command(w: &mut Worker, cmd: &Command, out: &Out) -> Result<String, S
             w.capture.after_refresh(&name, *with_data, o.downstream);
             (o, tag)
         }
+        Command::ExplainRefresh { name } => {
+            let mode = w.settings.get("duckmv.refresh_mode").unwrap_or_default();
+            let mode = ivm::RefreshMode::parse(&mode).map_err(ivm_err)?;
+            let mut db = super::hot_sql::HotSql::new(&w.conn, &mut w.hot);
+            let lines = ivm::explain_refresh(&mut db, Some(&w.shared.views), &display(name), mode)
+                .map_err(ivm_err)?;
+            let rows = lines.iter().map(|l| text_row(l)).collect();
+            out.send(Reply::Rows(rows, 1));
+            return Ok("EXPLAIN".into());
+        }
         Command::DropMatView {
             names,
             if_exists,
@@ -538,3 +548,10 @@ fn table_columns(conn: &Conn, table: &Name) -> Result<Vec<String>, String> {
         .collect())
 }
 
+/// A data row of one text column.
+fn text_row(v: &str) -> bytes::BytesMut {
+    let mut row = bytes::BytesMut::with_capacity(4 + v.len());
+    row.extend_from_slice(&(v.len() as i32).to_be_bytes());
+    row.extend_from_slice(v.as_bytes());
+    row
+}

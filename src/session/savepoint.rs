@@ -48,7 +48,9 @@ impl Savepoints {
             }
             StmtKind::Command(c) => matches!(
                 c,
-                Command::Show { .. } | Command::Copy(crate::sql::copy::Copy::To { .. })
+                Command::Show { .. }
+                    | Command::ExplainRefresh { .. }
+                    | Command::Copy(crate::sql::copy::Copy::To { .. })
             ),
             StmtKind::Rewrite(_) => false,
         };

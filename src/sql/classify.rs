@@ -56,6 +56,10 @@ pub enum Command {
         name: Name,
         with_data: bool,
     },
+    /// EXPLAIN REFRESH MATERIALIZED VIEW: the statements a refresh would run, as rows.
+    ExplainRefresh {
+        name: Name,
+    },
     DropMatView {
         names: Vec<Name>,
         if_exists: bool,
@@ -177,6 +181,12 @@ pub fn classify(sql: &str) -> Result<Command, ClassifyError> {
                 .ok_or_else(|| ClassifyError("expected a materialized view name".into()))?;
             let with_data = !matches!(all.get(next..next + 3), Some([a, b, c]) if a.is_kw("WITH") && b.is_kw("NO") && c.is_kw("DATA"));
             Command::RefreshMatView { name, with_data }
+        }
+        "EXPLAIN" if w(1) == "REFRESH" && w(2) == "MATERIALIZED" && w(3) == "VIEW" => {
+            let all = tokenize(sql);
+            let (name, _) = parse_name(&all, 4)
+                .ok_or_else(|| ClassifyError("expected a materialized view name".into()))?;
+            Command::ExplainRefresh { name }
         }
         "DROP" if w(1) == "MATERIALIZED" && w(2) == "VIEW" => {
             let all = tokenize(sql);
@@ -632,6 +642,16 @@ mod tests {
                     ..Default::default()
                 },
                 with_data: true
+            }
+        );
+        assert_eq!(
+            classify("explain refresh materialized view s.V").unwrap(),
+            Command::ExplainRefresh {
+                name: Name {
+                    schema: Some("s".into()),
+                    name: "v".into(),
+                    ..Default::default()
+                },
             }
         );
         assert_eq!(

@@ -306,20 +306,26 @@ pub fn uninstall(db: &mut dyn Sql, plan: &Plan) -> Result<(), IvmError> {
 /// Moves the view's position in the logs of the sources flagged in `which` to their end in this
 /// transaction's snapshot: what the refresh just read is consumed.
 pub fn advance(db: &mut dyn Sql, plan: &Plan, which: &[bool]) -> Result<(), IvmError> {
+    for sql in advance_sql(plan, which) {
+        db.exec_hot(&sql, &[])?;
+    }
+    Ok(())
+}
+
+/// The statements of [`advance`].
+pub fn advance_sql(plan: &Plan, which: &[bool]) -> Vec<String> {
+    let mut out = Vec::new();
     for (s, w) in plan.sources.iter().zip(which) {
         let (Some(delta), Some(log), true) = (&s.delta, &s.log, *w) else {
             continue;
         };
-        db.exec_hot(
-            &format!(
-                "UPDATE _duckmv.log_readers SET consumed = greatest(consumed, \
-                 coalesce((SELECT max(_mv_pos) FROM {log}), consumed)) WHERE reader = {}",
-                lit(delta)
-            ),
-            &[],
-        )?;
+        out.push(format!(
+            "UPDATE _duckmv.log_readers SET consumed = greatest(consumed, \
+             coalesce((SELECT max(_mv_pos) FROM {log}), consumed)) WHERE reader = {}",
+            lit(delta)
+        ));
     }
-    Ok(())
+    out
 }
 
 /// Consumes every pending change of the view (after a full refresh has made them moot).

@@ -3,6 +3,7 @@
 //! `_duckmv.views` (name, schema, definition, populated).
 
 use super::plan::{Plan, SourceKind};
+use super::program::Programs;
 use super::text::{ident, lit};
 use super::{IvmError, Sql};
 
@@ -15,6 +16,8 @@ pub struct ViewRow {
     pub definition: String,
     pub populated: bool,
     pub plan: Plan,
+    /// The refresh programs built for this plan so far (kept while the row is cached).
+    pub programs: Programs,
 }
 
 /// Creates the schemas, sequence and catalog tables if absent.
@@ -60,6 +63,7 @@ fn row_from(r: Vec<Option<String>>) -> Result<ViewRow, IvmError> {
         definition: get(3),
         populated: get(4) == "true",
         plan,
+        programs: Programs::default(),
     })
 }
 

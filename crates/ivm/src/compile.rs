@@ -1268,7 +1268,7 @@ impl VisitorMut for StateRewriter<'_, '_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::DbError;
 
@@ -1323,7 +1323,8 @@ mod tests {
         }
     }
 
-    fn compiled(q: &str, ncols: usize) -> Compiled {
+    /// A definition over t(k, g, v) and u(k, w) compiled as view 9 with `ncols` INTEGER columns.
+    pub(crate) fn compiled(q: &str, ncols: usize) -> Compiled {
         let cols: Vec<String> = (1..=ncols).map(|i| format!("col{i}")).collect();
         let types = vec!["INTEGER".to_string(); ncols];
         compile(&mut Fake, 9, q, cols, types).unwrap()

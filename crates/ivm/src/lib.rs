@@ -22,6 +22,7 @@ mod mode;
 mod outer;
 mod pin;
 pub mod plan;
+mod program;
 mod refresh;
 mod semi;
 mod term;
@@ -191,6 +192,7 @@ pub fn create_view(db: &mut dyn Sql, v: &CreateView) -> Result<Outcome, IvmError
         definition: query,
         populated: false,
         plan,
+        programs: Default::default(),
     };
     catalog::insert_view(db, &row)?;
     let mut outcome = Outcome::default();
@@ -278,6 +280,17 @@ pub fn refresh_view_cached(
     mode: RefreshMode,
 ) -> Result<Outcome, IvmError> {
     refresh::refresh_named(db, Some(cache), name, with_data, mode)
+}
+
+/// `EXPLAIN REFRESH MATERIALIZED VIEW name`: the statements a refresh in this transaction
+/// would run under `mode`, one line of text each (with what each does); changes nothing.
+pub fn explain_refresh(
+    db: &mut dyn Sql,
+    cache: Option<&ViewCache>,
+    name: &str,
+    mode: RefreshMode,
+) -> Result<Vec<String>, IvmError> {
+    refresh::explain_named(db, cache, name, mode)
 }
 
 /// `DROP MATERIALIZED VIEW [IF EXISTS] name, ... [CASCADE]`. Views reading a dropped view are

@@ -16,6 +16,7 @@ use super::capture;
 use super::catalog::{self, ViewRow};
 use super::mode::{self, RefreshMode};
 use super::plan::{self, Body, Plan};
+use super::program::{self, Key};
 use super::text::{lit, split_name};
 use super::view_cache::ViewCache;
 use super::{IvmError, Outcome, Sql};
@@ -38,23 +39,76 @@ pub fn refresh_named(
     with_data: bool,
     mode: RefreshMode,
 ) -> Result<Outcome, IvmError> {
+    let (view, pending) = lookup(db, cache, name)?;
+    refresh_probed(db, cache, &view, &pending, with_data, mode)
+}
+
+/// `EXPLAIN REFRESH MATERIALIZED VIEW name`: what a refresh in this transaction would run, as
+/// lines of text. Changes nothing.
+pub fn explain_named(
+    db: &mut dyn Sql,
+    cache: Option<&ViewCache>,
+    name: &str,
+    mode: RefreshMode,
+) -> Result<Vec<String>, IvmError> {
+    let (view, pending) = lookup(db, cache, name)?;
+    let plan = &view.plan;
+    let downstream = pending.downstream.as_deref();
+    let mut out = Vec::new();
+    let program = match decide(db, cache, &view, &pending, true, mode)? {
+        Decision::Nothing => {
+            out.push("Nothing pending: the refresh changes nothing".to_string());
+            return Ok(out);
+        }
+        Decision::Unpopulate => unreachable!("EXPLAIN REFRESH explains WITH DATA"),
+        Decision::Recompute { populated, why } => {
+            out.push(format!("Full refresh ({why})"));
+            view.programs
+                .get(plan, Key::Recompute { populated }, downstream)
+        }
+        Decision::Incremental(changed) => {
+            let pending: Vec<String> = plan
+                .sources
+                .iter()
+                .zip(&pending.rows)
+                .filter(|(_, r)| **r > 0)
+                .map(|(s, r)| format!("{}.{} ({r} rows)", s.schema, s.name))
+                .collect();
+            out.push(format!(
+                "Incremental refresh ({}); changes pending in {}",
+                plan.strategy,
+                pending.join(", ")
+            ));
+            view.programs
+                .get(plan, Key::Incremental(changed), downstream)
+        }
+    };
+    program::lines(&program.steps, 2, &mut out);
+    Ok(out)
+}
+
+/// The view called `name` and what is pending for it in this transaction.
+fn lookup(
+    db: &mut dyn Sql,
+    cache: Option<&ViewCache>,
+    name: &str,
+) -> Result<(Arc<ViewRow>, Pending), IvmError> {
     let (schema, n) = split_name(name);
     let cached = cache.and_then(|c| c.get(&schema, &n));
-    let (view, pending) = match cached {
+    match cached {
         Some(v) => match probe(db, &v) {
-            Ok(Some(p)) => (v, p),
+            Ok(Some(p)) => Ok((v, p)),
             Ok(None) => {
                 cache.unwrap().forget(&schema, &n);
-                load(db, cache, &schema, &n)?
+                load(db, cache, &schema, &n)
             }
             Err(e) => {
                 cache.unwrap().forget(&schema, &n);
-                return Err(e);
+                Err(e)
             }
         },
-        None => load(db, cache, &schema, &n)?,
-    };
-    refresh_probed(db, cache, &view, &pending, with_data, mode)
+        None => load(db, cache, &schema, &n),
+    }
 }
 
 fn load(
@@ -91,26 +145,41 @@ pub fn refresh(db: &mut dyn Sql, view: &ViewRow, with_data: bool) -> Result<Outc
     )
 }
 
-fn refresh_probed(
+/// What a refresh does, decided from what is pending.
+enum Decision {
+    Unpopulate,
+    Nothing,
+    Recompute { populated: bool, why: String },
+    Incremental(Vec<bool>),
+}
+
+fn decide(
     db: &mut dyn Sql,
     cache: Option<&ViewCache>,
     view: &ViewRow,
     pending: &Pending,
     with_data: bool,
     mode: RefreshMode,
-) -> Result<Outcome, IvmError> {
+) -> Result<Decision, IvmError> {
+    let recompute = |populated, why: &str| Decision::Recompute {
+        populated,
+        why: why.to_string(),
+    };
     if !with_data {
-        return unpopulate(db, view, pending.populated, &pending.downstream);
+        return Ok(Decision::Unpopulate);
     }
-    if !pending.populated
-        || matches!(view.plan.body, Body::Full { .. })
-        || mode == RefreshMode::Full
-    {
-        return recompute(db, view, pending.populated, &pending.downstream);
+    if !pending.populated {
+        return Ok(recompute(false, "the view is not populated"));
+    }
+    if matches!(view.plan.body, Body::Full { .. }) {
+        return Ok(recompute(true, &view.plan.strategy));
+    }
+    if mode == RefreshMode::Full {
+        return Ok(recompute(true, "duckmv.refresh_mode = full"));
     }
     let changed: Vec<bool> = pending.rows.iter().map(|r| *r > 0).collect();
     if !changed.iter().any(|c| *c) {
-        return Ok(Outcome::default());
+        return Ok(Decision::Nothing);
     }
     let delta: Vec<u64> = pending
         .rows
@@ -122,10 +191,28 @@ fn refresh_probed(
     if mode == RefreshMode::Auto && mode::may_prefer_full(&delta) {
         let base = base_rows(db, cache, &view.plan, &changed)?;
         if mode::prefer_full(&view.plan, &delta, &base) {
-            return recompute(db, view, true, &pending.downstream);
+            let why = "duckmv.refresh_mode = auto: the change is large next to its tables";
+            return Ok(recompute(true, why));
         }
     }
-    incremental(db, view, &changed, &pending.downstream)
+    Ok(Decision::Incremental(changed))
+}
+
+fn refresh_probed(
+    db: &mut dyn Sql,
+    cache: Option<&ViewCache>,
+    view: &ViewRow,
+    pending: &Pending,
+    with_data: bool,
+    mode: RefreshMode,
+) -> Result<Outcome, IvmError> {
+    let downstream = &pending.downstream;
+    match decide(db, cache, view, pending, with_data, mode)? {
+        Decision::Unpopulate => unpopulate(db, view, pending.populated, downstream),
+        Decision::Nothing => Ok(Outcome::default()),
+        Decision::Recompute { populated, .. } => recompute(db, view, populated, downstream),
+        Decision::Incremental(changed) => incremental(db, view, changed, downstream),
+    }
 }
 
 /// One query: whether the view (this id, this name) exists in this transaction, whether it is
@@ -204,95 +291,20 @@ fn base_rows(
 fn incremental(
     db: &mut dyn Sql,
     view: &ViewRow,
-    changed: &[bool],
+    changed: Vec<bool>,
     downstream: &Option<String>,
 ) -> Result<Outcome, IvmError> {
     let plan = &view.plan;
     let start = Instant::now();
-    let work = plan::work(plan.id);
-    let mut rows = 0u64;
-    match &plan.body {
-        Body::Bag { rel, distinct } => {
-            if let Some(delta) = plan::bag_delta_sql(plan, rel, changed) {
-                if downstream.is_none() {
-                    // Nobody needs the change kept: merge it straight from the deltas.
-                    let merge = plan::bag_merge_sql(plan, &format!("({delta})"));
-                    rows += db.exec_hot(&merge, &[])?;
-                    return finish(db, plan, changed, start, rows, false, false);
-                }
-                db.exec_hot(&format!("INSERT INTO {work} {delta}"), &[])?;
-                if let Some(d) = downstream {
-                    let change = if *distinct {
-                        plan::distinct_transitions_sql(plan)
-                    } else {
-                        let cols = plan::positional(plan.columns.len()).join(", ");
-                        format!("SELECT {cols}, _mv_count FROM {work}")
-                    };
-                    db.exec_hot(&capture::append_sql(d, &change), &[])?;
-                }
-                rows += db.exec_hot(&plan::bag_merge_sql(plan, &work), &[])?;
-            }
-        }
-        Body::Aggregate(a) => {
-            if downstream.is_none() && a.groups > 0 && !plan::agg_may_recompute(a) {
-                // Sums and counts need neither the old state nor a recompute flag: one MERGE
-                // from the deltas.
-                if let Some(delta) = plan::agg_delta_sql(plan, a, changed) {
-                    let merge = plan::agg_apply_sql(plan, a, &format!("({delta})"));
-                    rows += db.exec_hot(&merge, &[])?;
-                }
-                return finish(db, plan, changed, start, rows, false, false);
-            }
-            if let Some(fill) = plan::agg_fill_work_sql(plan, a, changed) {
-                db.exec_hot(&fill, &[])?;
-                let affected = plan::agg_affected_rel(plan, a);
-                if let Some(d) = downstream {
-                    let old = format!("SELECT *, -1 FROM ({})", plan::output_sql(plan, &affected));
-                    db.exec_hot(&capture::append_sql(d, &old), &[])?;
-                }
-                rows += db.exec_hot(&plan::agg_apply_sql(plan, a, &work), &[])?;
-                if plan::agg_may_recompute(a) {
-                    let rc = db.query_hot(
-                        &format!("SELECT EXISTS (SELECT 1 FROM {work} WHERE _mv_rc)"),
-                        &[],
-                    )?;
-                    if rc.first().and_then(|r| r[0].as_deref()) == Some("true") {
-                        for sql in plan::agg_recompute_sql(plan, a) {
-                            rows += db.exec_hot(&sql, &[])?;
-                        }
-                    }
-                }
-                if let Some(d) = downstream {
-                    let new = format!("SELECT *, 1 FROM ({})", plan::output_sql(plan, &affected));
-                    db.exec_hot(&capture::append_sql(d, &new), &[])?;
-                }
-            }
-        }
-        Body::Full { .. } => unreachable!("full views are recomputed"),
-    }
-    finish(db, plan, changed, start, rows, true, downstream.is_some())
-}
-
-/// Empties the work table (when used), consumes the deltas read, and records the refresh.
-fn finish(
-    db: &mut dyn Sql,
-    plan: &Plan,
-    changed: &[bool],
-    start: Instant,
-    rows: u64,
-    used_work: bool,
-    downstream: bool,
-) -> Result<Outcome, IvmError> {
-    if used_work {
-        db.exec_hot(&format!("DELETE FROM {}", plan::work(plan.id)), &[])?;
-    }
-    capture::advance(db, plan, changed)?;
+    let key = Key::Incremental(changed);
+    let program = view.programs.get(plan, key, downstream.as_deref());
+    let rows = program::execute(db, &program.steps)?;
     let ms = start.elapsed().as_secs_f64() * 1000.0;
-    catalog::record_refresh(db, plan.id, ms, rows, "incremental")?;
+    catalog::record_refresh(db, plan.id, ms, rows, program.mode)?;
     Ok(Outcome {
         notices: Vec::new(),
         rows,
-        downstream,
+        downstream: downstream.is_some(),
     })
 }
 
@@ -321,25 +333,10 @@ fn recompute(
 ) -> Result<Outcome, IvmError> {
     let plan = &view.plan;
     let start = Instant::now();
+    let key = Key::Recompute { populated };
+    let program = view.programs.get(plan, key, downstream.as_deref());
+    let rows = program::execute(db, &program.steps)?;
     let out = plan::output_view(plan.id);
-    let storage = plan::storage(plan.id);
-    if populated {
-        if let Some(d) = downstream {
-            db.exec_hot(
-                &capture::append_sql(d, &format!("SELECT *, -1 FROM {out}")),
-                &[],
-            )?;
-        }
-    }
-    let mut rows = db.exec_hot(&format!("DELETE FROM {storage}"), &[])?;
-    rows += db.exec_hot(&format!("INSERT INTO {storage} {}", state_sql(plan)), &[])?;
-    capture::clear(db, plan)?;
-    if let Some(d) = downstream {
-        db.exec_hot(
-            &capture::append_sql(d, &format!("SELECT *, 1 FROM {out}")),
-            &[],
-        )?;
-    }
     if !populated {
         catalog::set_populated(db, plan.id, true)?;
         catalog::create_user_view(
@@ -350,7 +347,7 @@ fn recompute(
         )?;
     }
     let ms = start.elapsed().as_secs_f64() * 1000.0;
-    catalog::record_refresh(db, plan.id, ms, rows, "full")?;
+    catalog::record_refresh(db, plan.id, ms, rows, program.mode)?;
     Ok(Outcome {
         notices: Vec::new(),
         rows,

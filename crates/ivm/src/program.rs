@@ -1,0 +1,411 @@
+//! REFRESH as a program: the statements one refresh of a view runs, built from its plan and
+//! the set of its sources with pending changes, kept with the cached plan (one per set), run
+//! by [`run`] and printed by `EXPLAIN REFRESH MATERIALIZED VIEW`.
+//!
+//! Building is pure: the same plan, changed set and downstream log give the same program, so
+//! a program is cached for as long as its plan is.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::capture;
+use super::plan::{self, Body, Plan};
+use super::{IvmError, Sql};
+
+/// What one refresh runs, in order.
+#[derive(Debug, PartialEq)]
+pub struct Program {
+    pub steps: Vec<Step>,
+    /// How `duckmv.views.last_refresh_mode` records it.
+    pub mode: &'static str,
+}
+
+#[derive(Debug, PartialEq)]
+pub enum Step {
+    /// A statement; `counted`: its row count adds to the refresh's.
+    Run {
+        what: &'static str,
+        sql: String,
+        counted: bool,
+    },
+    /// `then` runs only when the query `probe` returns true.
+    When {
+        what: &'static str,
+        probe: String,
+        then: Vec<Step>,
+    },
+}
+
+fn run(what: &'static str, sql: String, counted: bool) -> Step {
+    Step::Run { what, sql, counted }
+}
+
+/// The incremental refresh for the sources flagged in `changed`; `downstream` is the log of
+/// views that read this one.
+pub fn incremental(plan: &Plan, changed: &[bool], downstream: Option<&str>) -> Program {
+    let (mut steps, uses_work) = match &plan.body {
+        Body::Bag { rel, distinct } => bag(plan, rel, *distinct, changed, downstream),
+        Body::Aggregate(a) => aggregate(plan, a, changed, downstream),
+        Body::Full { .. } => return recompute(plan, true, downstream),
+    };
+    if uses_work {
+        let sql = format!("DELETE FROM {}", plan::work(plan.id));
+        steps.push(run("empty the work table", sql, false));
+    }
+    steps.extend(advance(plan, changed));
+    Program {
+        steps,
+        mode: "incremental",
+    }
+}
+
+fn bag(
+    plan: &Plan,
+    rel: &plan::Rel,
+    distinct: bool,
+    changed: &[bool],
+    downstream: Option<&str>,
+) -> (Vec<Step>, bool) {
+    let Some(delta) = plan::bag_delta_sql(plan, rel, changed) else {
+        return (Vec::new(), false);
+    };
+    let Some(d) = downstream else {
+        // Nobody needs the change kept: merge it straight from the deltas.
+        let merge = plan::bag_merge_sql(plan, &format!("({delta})"));
+        return (
+            vec![run(
+                "merge the consolidated change into the storage",
+                merge,
+                true,
+            )],
+            false,
+        );
+    };
+    let work = plan::work(plan.id);
+    let change = if distinct {
+        plan::distinct_transitions_sql(plan)
+    } else {
+        let cols = plan::positional(plan.columns.len()).join(", ");
+        format!("SELECT {cols}, _mv_count FROM {work}")
+    };
+    let steps = vec![
+        run(
+            "consolidate the change into the work table",
+            format!("INSERT INTO {work} {delta}"),
+            false,
+        ),
+        run(
+            "feed the change to the views that read this one",
+            capture::append_sql(d, &change),
+            false,
+        ),
+        run(
+            "merge the change into the storage",
+            plan::bag_merge_sql(plan, &work),
+            true,
+        ),
+    ];
+    (steps, true)
+}
+
+fn aggregate(
+    plan: &Plan,
+    a: &plan::Aggregate,
+    changed: &[bool],
+    downstream: Option<&str>,
+) -> (Vec<Step>, bool) {
+    if downstream.is_none() && a.groups > 0 && !plan::agg_may_recompute(a) {
+        // Sums and counts need neither the old state nor a recompute flag: one MERGE from the
+        // deltas.
+        let Some(delta) = plan::agg_delta_sql(plan, a, changed) else {
+            return (Vec::new(), false);
+        };
+        let merge = plan::agg_apply_sql(plan, a, &format!("({delta})"));
+        let steps = vec![run(
+            "merge the change per group into the storage",
+            merge,
+            true,
+        )];
+        return (steps, false);
+    }
+    let Some(fill) = plan::agg_fill_work_sql(plan, a, changed) else {
+        return (Vec::new(), false);
+    };
+    let work = plan::work(plan.id);
+    let affected = plan::agg_affected_rel(plan, a);
+    let feed = |sign: i32| {
+        downstream.map(|d| {
+            let rows = format!(
+                "SELECT *, {sign} FROM ({})",
+                plan::output_sql(plan, &affected)
+            );
+            capture::append_sql(d, &rows)
+        })
+    };
+    let mut steps = vec![run(
+        "consolidate the change per group into the work table",
+        fill,
+        false,
+    )];
+    if let Some(old) = feed(-1) {
+        steps.push(run(
+            "feed the touched groups' old rows downstream",
+            old,
+            false,
+        ));
+    }
+    steps.push(run(
+        "combine the change with the stored groups",
+        plan::agg_apply_sql(plan, a, &work),
+        true,
+    ));
+    if plan::agg_may_recompute(a) {
+        let then = plan::agg_recompute_sql(plan, a)
+            .into_iter()
+            .map(|sql| run("recompute the flagged groups from the base data", sql, true))
+            .collect();
+        steps.push(Step::When {
+            what: "when the change flagged groups whose state it cannot know",
+            probe: format!("SELECT EXISTS (SELECT 1 FROM {work} WHERE _mv_rc)"),
+            then,
+        });
+    }
+    if let Some(new) = feed(1) {
+        steps.push(run(
+            "feed the touched groups' new rows downstream",
+            new,
+            false,
+        ));
+    }
+    (steps, true)
+}
+
+/// Recomputes the storage from the definition; downstream views get the old rows with −1 and
+/// the new ones with +1. `populated`: whether there are old rows.
+pub fn recompute(plan: &Plan, populated: bool, downstream: Option<&str>) -> Program {
+    let out = plan::output_view(plan.id);
+    let storage = plan::storage(plan.id);
+    let mut steps = Vec::new();
+    if let (true, Some(d)) = (populated, downstream) {
+        let old = capture::append_sql(d, &format!("SELECT *, -1 FROM {out}"));
+        steps.push(run("feed the old rows downstream", old, false));
+    }
+    steps.push(run(
+        "empty the storage",
+        format!("DELETE FROM {storage}"),
+        true,
+    ));
+    steps.push(run(
+        "recompute the storage from the definition",
+        format!("INSERT INTO {storage} {}", super::refresh::state_sql(plan)),
+        true,
+    ));
+    steps.extend(advance(plan, &vec![true; plan.sources.len()]));
+    if let Some(d) = downstream {
+        let new = capture::append_sql(d, &format!("SELECT *, 1 FROM {out}"));
+        steps.push(run("feed the new rows downstream", new, false));
+    }
+    Program {
+        steps,
+        mode: "full",
+    }
+}
+
+fn advance(plan: &Plan, which: &[bool]) -> impl Iterator<Item = Step> {
+    capture::advance_sql(plan, which)
+        .into_iter()
+        .map(|sql| run("move the view past the changes read", sql, false))
+}
+
+/// Runs the program; the rows its counted statements changed.
+pub fn execute(db: &mut dyn Sql, steps: &[Step]) -> Result<u64, IvmError> {
+    let mut rows = 0;
+    for step in steps {
+        match step {
+            Step::Run { sql, counted, .. } => {
+                let n = db.exec_hot(sql, &[])?;
+                if *counted {
+                    rows += n;
+                }
+            }
+            Step::When { probe, then, .. } => {
+                let r = db.query_hot(probe, &[])?;
+                if r.first().and_then(|r| r[0].as_deref()) == Some("true") {
+                    rows += execute(db, then)?;
+                }
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// The program as the lines `EXPLAIN REFRESH` shows: each step numbered with what it does,
+/// its statement indented below.
+pub fn lines(steps: &[Step], indent: usize, out: &mut Vec<String>) {
+    let pad = " ".repeat(indent);
+    for (i, step) in steps.iter().enumerate() {
+        match step {
+            Step::Run { what, sql, .. } => {
+                out.push(format!("{pad}{}. {what}", i + 1));
+                out.push(format!("{pad}     {sql}"));
+            }
+            Step::When { what, probe, then } => {
+                out.push(format!("{pad}{}. {what}:", i + 1));
+                out.push(format!("{pad}     {probe}"));
+                lines(then, indent + 5, out);
+            }
+        }
+    }
+}
+
+/// Which program: incremental for a changed set, or a recompute.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Key {
+    Incremental(Vec<bool>),
+    Recompute { populated: bool },
+}
+
+/// A program's key with the log of the views downstream.
+type Built = HashMap<(Key, Option<String>), Arc<Program>>;
+
+/// The programs built for one cached plan.
+#[derive(Default)]
+pub struct Programs(Mutex<Built>);
+
+impl Programs {
+    /// The program for `key`, built on first use.
+    pub fn get(&self, plan: &Plan, key: Key, downstream: Option<&str>) -> Arc<Program> {
+        let mut map = self.0.lock();
+        let k = (key, downstream.map(str::to_string));
+        map.entry(k.clone())
+            .or_insert_with(|| {
+                Arc::new(match &k.0 {
+                    Key::Incremental(changed) => incremental(plan, changed, downstream),
+                    Key::Recompute { populated } => recompute(plan, *populated, downstream),
+                })
+            })
+            .clone()
+    }
+}
+
+// A view row is cloned when read from the catalog; its programs are rebuilt on demand.
+impl Clone for Programs {
+    fn clone(&self) -> Self {
+        Programs::default()
+    }
+}
+
+impl std::fmt::Debug for Programs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Programs({} built)", self.0.lock().len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::tests::compiled;
+
+    /// A compiled view whose sources have change logs, as installed views do.
+    fn view(q: &str, ncols: usize) -> Plan {
+        let mut plan = compiled(q, ncols).plan;
+        for (i, s) in plan.sources.iter_mut().enumerate() {
+            s.log = Some(format!("_duckmv.log_{i}"));
+        }
+        plan
+    }
+
+    /// What each step does, `When` steps followed by their own in brackets.
+    fn shape(steps: &[Step]) -> Vec<String> {
+        let mut out = Vec::new();
+        for s in steps {
+            match s {
+                Step::Run { what, .. } => out.push(what.to_string()),
+                Step::When { then, .. } => out.push(format!("when [{}]", shape(then).join("; "))),
+            }
+        }
+        out
+    }
+
+    const ADVANCE: &str = "move the view past the changes read";
+
+    #[test]
+    fn sums_without_downstream_views_are_one_merge() {
+        let plan = view("SELECT g, sum(v) FROM t GROUP BY g", 2);
+        let p = incremental(&plan, &[true], None);
+        assert_eq!(
+            shape(&p.steps),
+            ["merge the change per group into the storage", ADVANCE]
+        );
+        assert_eq!(p.mode, "incremental");
+    }
+
+    #[test]
+    fn extremes_recompute_only_flagged_groups() {
+        let plan = view("SELECT g, min(v) FROM t GROUP BY g", 2);
+        let p = incremental(&plan, &[true], None);
+        let recompute = "recompute the flagged groups from the base data";
+        assert_eq!(
+            shape(&p.steps),
+            [
+                "consolidate the change per group into the work table".to_string(),
+                "combine the change with the stored groups".to_string(),
+                format!("when [{recompute}; {recompute}]"),
+                "empty the work table".to_string(),
+                ADVANCE.to_string(),
+            ]
+        );
+    }
+
+    #[test]
+    fn downstream_views_get_the_change_and_only_changed_sources_advance() {
+        let plan = view("SELECT t.k, u.w FROM t JOIN u ON t.k = u.k", 2);
+        let p = incremental(&plan, &[false, true], Some("_duckmv.log_7"));
+        assert_eq!(
+            shape(&p.steps),
+            [
+                "consolidate the change into the work table",
+                "feed the change to the views that read this one",
+                "merge the change into the storage",
+                "empty the work table",
+                ADVANCE,
+            ]
+        );
+        let nothing = incremental(&plan, &[false, false], None);
+        assert!(nothing.steps.is_empty(), "{nothing:?}");
+    }
+
+    #[test]
+    fn a_recompute_consumes_every_source() {
+        let plan = view("SELECT t.k, u.w FROM t JOIN u ON t.k = u.k", 2);
+        let p = recompute(&plan, true, Some("_duckmv.log_7"));
+        assert_eq!(
+            shape(&p.steps),
+            [
+                "feed the old rows downstream",
+                "empty the storage",
+                "recompute the storage from the definition",
+                ADVANCE,
+                ADVANCE,
+                "feed the new rows downstream",
+            ]
+        );
+        assert_eq!(p.mode, "full");
+        let first = recompute(&plan, false, Some("_duckmv.log_7"));
+        assert_ne!(shape(&first.steps)[0], "feed the old rows downstream");
+    }
+
+    #[test]
+    fn programs_are_built_once_per_changed_set() {
+        let plan = view("SELECT t.k, u.w FROM t JOIN u ON t.k = u.k", 2);
+        let programs = Programs::default();
+        let a = programs.get(&plan, Key::Incremental(vec![true, false]), None);
+        let b = programs.get(&plan, Key::Incremental(vec![true, false]), None);
+        let c = programs.get(&plan, Key::Incremental(vec![true, true]), None);
+        assert!(Arc::ptr_eq(&a, &b));
+        assert!(!Arc::ptr_eq(&a, &c));
+        assert_ne!(a, c, "both sources changed: more join terms");
+    }
+}
