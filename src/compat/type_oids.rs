@@ -140,7 +140,10 @@ mod tests {
             assert!(!matches!(DuckType::parse(n), DuckType::Other(_)), "{n}");
         }
         for (_, example) in PATTERNS {
-            assert!(!matches!(DuckType::parse(example), DuckType::Other(_)), "{example}");
+            assert!(
+                !matches!(DuckType::parse(example), DuckType::Other(_)),
+                "{example}"
+            );
         }
     }
 

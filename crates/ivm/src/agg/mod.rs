@@ -102,8 +102,8 @@ pub fn of(f: &AggFn) -> &'static dyn Aggregator {
     match (f.kind, f.distinct) {
         (AggKind::CountStar, _) => &count_star::CountStar,
         (AggKind::Count, false) => &count::Count,
-        (AggKind::Sum, false) => &sum::Sum,
-        (AggKind::Avg, false) => &sum::Avg,
+        (AggKind::Sum, false) => &sum::SUM,
+        (AggKind::Avg, false) => &sum::AVG,
         // The extreme of the distinct values is the extreme of all of them.
         (AggKind::Min, _) => &extreme::MIN,
         (AggKind::Max, _) => &extreme::MAX,
