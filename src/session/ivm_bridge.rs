@@ -91,6 +91,12 @@ fn display(n: &Name) -> String {
     }
 }
 
+/// The session's `duckmv.refresh_mode`.
+fn refresh_mode(w: &Worker) -> Result<ivm::RefreshMode, SqlError> {
+    let mode = w.settings.get("duckmv.refresh_mode").unwrap_or_default();
+    ivm::RefreshMode::parse(&mode).map_err(ivm_err)
+}
+
 /// Runs a materialized-view command; returns its command tag.
 pub fn run_command(w: &mut Worker, cmd: &Command, out: &Out) -> Result<String, SqlError> {
     let outcome = match cmd {
@@ -137,8 +143,7 @@ pub fn run_command(w: &mut Worker, cmd: &Command, out: &Out) -> Result<String, S
             (o, tag)
         }
         Command::RefreshMatView { name, with_data } => {
-            let mode = w.settings.get("duckmv.refresh_mode").unwrap_or_default();
-            let mode = ivm::RefreshMode::parse(&mode).map_err(ivm_err)?;
+            let mode = refresh_mode(w)?;
             let tag = "REFRESH MATERIALIZED VIEW".to_string();
             let name = display(name);
             if *with_data && mode != ivm::RefreshMode::Full && w.capture.refresh_is_noop(&name) {
@@ -153,12 +158,11 @@ pub fn run_command(w: &mut Worker, cmd: &Command, out: &Out) -> Result<String, S
             (o, tag)
         }
         Command::ExplainRefresh { name } => {
-            let mode = w.settings.get("duckmv.refresh_mode").unwrap_or_default();
-            let mode = ivm::RefreshMode::parse(&mode).map_err(ivm_err)?;
+            let mode = refresh_mode(w)?;
             let mut db = super::hot_sql::HotSql::new(&w.conn, &mut w.hot);
             let lines = ivm::explain_refresh(&mut db, Some(&w.shared.views), &display(name), mode)
                 .map_err(ivm_err)?;
-            let rows = lines.iter().map(|l| text_row(l)).collect();
+            let rows = lines.iter().map(|l| super::reply::text_row(l)).collect();
             out.send(Reply::Rows(rows, 1));
             return Ok("EXPLAIN".into());
         }
@@ -546,12 +550,4 @@ fn table_columns(conn: &Conn, table: &Name) -> Result<Vec<String>, String> {
         .into_iter()
         .filter_map(|r| r.into_iter().next().flatten())
         .collect())
-}
-
-/// A data row of one text column.
-fn text_row(v: &str) -> bytes::BytesMut {
-    let mut row = bytes::BytesMut::with_capacity(4 + v.len());
-    row.extend_from_slice(&(v.len() as i32).to_be_bytes());
-    row.extend_from_slice(v.as_bytes());
-    row
 }

@@ -96,3 +96,12 @@ pub enum Reply {
     CopyData(Vec<u8>),
     CopyDone,
 }
+
+/// A data row of one text column, as [`Reply::Rows`] carries it (the value's length, then
+/// its bytes).
+pub fn text_row(v: &str) -> BytesMut {
+    let mut row = BytesMut::with_capacity(4 + v.len());
+    row.extend_from_slice(&(v.len() as i32).to_be_bytes());
+    row.extend_from_slice(v.as_bytes());
+    row
+}

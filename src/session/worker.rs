@@ -667,10 +667,7 @@ impl Worker {
                 } else {
                     self.settings.get(name)
                 };
-                let v = value.unwrap_or_default();
-                let mut row = bytes::BytesMut::with_capacity(4 + v.len());
-                row.extend_from_slice(&(v.len() as i32).to_be_bytes());
-                row.extend_from_slice(v.as_bytes());
+                let row = super::reply::text_row(&value.unwrap_or_default());
                 out.send(Reply::Rows(vec![row], 1));
                 Ok("SHOW".into())
             }
