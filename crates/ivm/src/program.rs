@@ -277,16 +277,17 @@ pub struct Programs(Mutex<Built>);
 impl Programs {
     /// The program for `key`, built on first use.
     pub fn get(&self, plan: &Plan, key: Key, downstream: Option<&str>) -> Arc<Program> {
-        let mut map = self.0.lock();
         let k = (key, downstream.map(str::to_string));
-        map.entry(k.clone())
-            .or_insert_with(|| {
-                Arc::new(match &k.0 {
-                    Key::Incremental(changed) => incremental(plan, changed, downstream),
-                    Key::Recompute { populated } => recompute(plan, *populated, downstream),
-                })
-            })
-            .clone()
+        let mut map = self.0.lock();
+        if let Some(p) = map.get(&k) {
+            return p.clone();
+        }
+        let program = Arc::new(match &k.0 {
+            Key::Incremental(changed) => incremental(plan, changed, downstream),
+            Key::Recompute { populated } => recompute(plan, *populated, downstream),
+        });
+        map.insert(k, program.clone());
+        program
     }
 }
 
