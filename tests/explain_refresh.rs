@@ -96,6 +96,16 @@ async fn explain_shows_the_refresh_that_would_run_and_changes_nothing() {
         .iter()
         .any(|l| l.contains("recompute the storage from the definition")));
     exec(&c, "RESET duckmv.refresh_mode").await;
+    exec(
+        &c,
+        "REFRESH MATERIALIZED VIEW mv; INSERT INTO t VALUES (3000, 3, 3)",
+    )
+    .await;
+    let plan = explain(&c, "mv").await;
+    assert!(
+        plan[0].ends_with("changes pending in main.t (1 row)"),
+        "{plan:#?}"
+    );
 
     // A shape that is always recomputed says why.
     exec(

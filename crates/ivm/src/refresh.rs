@@ -72,7 +72,10 @@ pub fn explain_named(
                 .iter()
                 .zip(&pending.rows)
                 .filter(|(_, r)| **r > 0)
-                .map(|(s, r)| format!("{}.{} ({r} rows)", s.schema, s.name))
+                .map(|(s, r)| {
+                    let noun = if *r == 1 { "row" } else { "rows" };
+                    format!("{}.{} ({r} {noun})", s.schema, s.name)
+                })
                 .collect();
             out.push(format!(
                 "Incremental refresh ({}); changes pending in {}",
