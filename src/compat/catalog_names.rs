@@ -7,15 +7,16 @@
 //! `"s"."t"`, which resolves in the session's default catalog. Everything else is copied byte
 //! for byte.
 
-use crate::sql::lex::{tokenize, Tok, Token};
+use crate::sql::lex::{Tok, Token};
+use crate::sql::Lexed;
 
 /// `sql` with the catalog part removed from names qualified by `database`, or None when no
 /// name is.
-pub fn strip_connected_catalog(sql: &str, database: &str) -> Option<String> {
+pub fn strip_connected_catalog(s: &Lexed, database: &str) -> Option<String> {
+    let (sql, toks) = (s.text(), s.tokens());
     if database.is_empty() || !contains_ignore_case(sql, database) {
         return None;
     }
-    let toks = tokenize(sql);
     let mut cuts = Vec::new();
     for (i, t) in toks.iter().enumerate() {
         let names_db = match t.kind {
@@ -23,7 +24,7 @@ pub fn strip_connected_catalog(sql: &str, database: &str) -> Option<String> {
             Tok::Ident => t.text == database,
             _ => false,
         };
-        if names_db && !after_dot(&toks, i) && is_three_part(&toks, i) {
+        if names_db && !after_dot(toks, i) && is_three_part(toks, i) {
             // Remove `db.` (the name and its dot).
             cuts.push((t.start, toks[i + 1].end));
         }
@@ -66,6 +67,10 @@ fn contains_ignore_case(hay: &str, needle: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn strip_connected_catalog(sql: &str, database: &str) -> Option<String> {
+        super::strip_connected_catalog(&Lexed::new(sql), database)
+    }
 
     #[test]
     fn the_connected_database_is_dropped_from_three_part_names() {

@@ -23,12 +23,13 @@ use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer};
 
 use super::colname_rules::{figure, folded};
-use crate::sql::lex::leading_words;
+use crate::sql::Lexed;
 
 /// `sql` with aliases added where PostgreSQL's column names differ from
 /// DuckDB's, or None when none is needed (or the statement does not parse).
-pub fn name_columns(sql: &str) -> Option<String> {
-    if !reads_a_query(sql) {
+pub fn name_columns(s: &Lexed) -> Option<String> {
+    let sql = s.text();
+    if !reads_a_query(s) {
         return None;
     }
     // PostgreSQL's syntax first; DuckDB's for what only it has.
@@ -41,20 +42,13 @@ pub fn name_columns(sql: &str) -> Option<String> {
 }
 
 /// Statements whose result or created relation has query columns.
-fn reads_a_query(sql: &str) -> bool {
-    let words = leading_words(sql, 6);
-    match words.first().map(String::as_str) {
+fn reads_a_query(s: &Lexed) -> bool {
+    let words: Vec<&str> = s.leading_words(6).collect();
+    match words.first().copied() {
         Some("SELECT" | "WITH" | "VALUES") => true,
-        Some("CREATE") => {
-            words.iter().any(|w| w == "VIEW" || w == "TABLE") && contains_word(sql, "select")
-        }
+        Some("CREATE") => words.iter().any(|w| *w == "VIEW" || *w == "TABLE") && s.has_kw("SELECT"),
         _ => false,
     }
-}
-
-fn contains_word(sql: &str, word: &str) -> bool {
-    sql.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .any(|w| w.eq_ignore_ascii_case(word))
 }
 
 /// The statement with its aliases inserted, or None when it needs none.
@@ -278,6 +272,10 @@ impl<'a> Offsets<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn name_columns(sql: &str) -> Option<String> {
+        super::name_columns(&Lexed::new(sql))
+    }
 
     fn named(sql: &str) -> String {
         name_columns(sql).unwrap_or_else(|| sql.to_string())

@@ -22,6 +22,7 @@ pub use catalog_names::strip_connected_catalog;
 pub use settings::{show_column, Settings};
 
 use crate::engine::{Conn, EngineError};
+use crate::sql::Lexed;
 
 /// The PostgreSQL catalog as views and macros over DuckDB's (see the file).
 const CATALOG_SQL: &str = include_str!("catalog.sql");
@@ -62,10 +63,11 @@ pub const NO_COLUMNS: &str = "__duckmv_no_columns";
 
 /// The statement to hand DuckDB instead of `sql` (catalog names, casts,
 /// table storage parameters), or None to run it as is.
-pub fn rewrite(sql: &str) -> Option<String> {
-    let stripped = storage::strip_table_options(sql);
-    let base = stripped.as_deref().unwrap_or(sql);
-    rewrite::rewrite(base).or(stripped)
+pub fn rewrite(s: &Lexed) -> Option<String> {
+    match storage::strip_table_options(s) {
+        Some(stripped) => rewrite::rewrite(&Lexed::new(stripped.as_str())).or(Some(stripped)),
+        None => rewrite::rewrite(s),
+    }
 }
 
 /// Creates the objects clients expect to find (idempotent; at start-up,
@@ -89,10 +91,11 @@ fn catalog_sql() -> String {
 /// connected database dropped from three-part names, names DuckDB reserves
 /// quoted, and result columns named as PostgreSQL names them. Runs before a
 /// statement is classified, so materialized views get the same text.
-pub fn normalize(sql: String, database: &str) -> String {
-    let sql = strip_connected_catalog(&sql, database).unwrap_or(sql);
-    let sql = reserved_names::quote_reserved_names(&sql).unwrap_or(sql);
-    column_names::name_columns(&sql).unwrap_or(sql)
+/// Each rewrite that changes the text hands on the new text, lexed.
+pub fn normalize(s: Lexed, database: &str) -> Lexed {
+    let s = strip_connected_catalog(&s, database).map_or(s, Lexed::new);
+    let s = reserved_names::quote_reserved_names(&s).map_or(s, Lexed::new);
+    column_names::name_columns(&s).map_or(s, Lexed::new)
 }
 
 /// `version()`: PostgreSQL's format (clients parse the leading

@@ -10,19 +10,20 @@
 //! `lambda x: …`, `SHOW …`, `FROM (DESCRIBE t)`, `FROM t PIVOT (…)` — stay.
 
 use super::pg_keywords::RESERVED_BY_DUCKDB;
-use crate::sql::lex::{tokenize, Tok, Token};
+use crate::sql::lex::{Tok, Token};
+use crate::sql::Lexed;
 
 /// `sql` with the DuckDB-reserved words that stand as names quoted, or None
 /// when none does.
-pub fn quote_reserved_names(sql: &str) -> Option<String> {
+pub fn quote_reserved_names(s: &Lexed) -> Option<String> {
+    let (sql, toks) = (s.text(), s.tokens());
     if !mentions_one(sql) {
         return None;
     }
-    let toks = tokenize(sql);
     let names: Vec<&Token> = (0..toks.len())
         .filter(|&i| {
             let t = &toks[i];
-            t.kind == Tok::Word && reserved(&t.text).is_some() && is_name(&toks, i)
+            t.kind == Tok::Word && reserved(&t.text).is_some() && is_name(toks, i)
         })
         .map(|i| &toks[i])
         .collect();
@@ -279,6 +280,10 @@ fn ends_alias(t: &Token) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn quote_reserved_names(sql: &str) -> Option<String> {
+        super::quote_reserved_names(&Lexed::new(sql))
+    }
 
     fn q(sql: &str) -> String {
         quote_reserved_names(sql).unwrap_or_else(|| sql.to_string())

@@ -3,13 +3,15 @@
 //! supported for tables in a duckdb catalog"). They tune PostgreSQL's heap
 //! and mean nothing to DuckDB, so they are dropped.
 
-use crate::sql::lex::{leading_words, tokenize, Token};
+use crate::sql::lex::Token;
+use crate::sql::Lexed;
 
 /// The statement without its table storage parameters, or None when it
 /// has none.
-pub fn strip_table_options(sql: &str) -> Option<String> {
-    let words = leading_words(sql, 4);
-    let mut w = words.iter().map(String::as_str);
+pub fn strip_table_options(s: &Lexed) -> Option<String> {
+    let (sql, toks) = (s.text(), s.tokens());
+    let words: Vec<&str> = s.leading_words(4).collect();
+    let mut w = words.iter().copied();
     if w.next() != Some("CREATE") {
         return None;
     }
@@ -17,20 +19,19 @@ pub fn strip_table_options(sql: &str) -> Option<String> {
     if !w
         .take_while(|x| *x != "TABLE")
         .all(|x| matches!(x, "GLOBAL" | "LOCAL" | "TEMP" | "TEMPORARY" | "UNLOGGED"))
-        || !words.iter().any(|x| x == "TABLE")
+        || !words.contains(&"TABLE")
     {
         return None;
     }
-    let toks = tokenize(sql);
     let open = toks.iter().position(|t| t.is_punct("("))?;
-    let close = matching(&toks, open)?;
+    let close = matching(toks, open)?;
     let with = close + 1;
     if !(toks.get(with).is_some_and(|t| t.is_kw("WITH"))
         && toks.get(with + 1).is_some_and(|t| t.is_punct("(")))
     {
         return None;
     }
-    let end = matching(&toks, with + 1)?;
+    let end = matching(toks, with + 1)?;
     Some(format!(
         "{}{}",
         &sql[..toks[close].end],
@@ -56,6 +57,10 @@ fn matching(toks: &[Token], open: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn strip_table_options(sql: &str) -> Option<String> {
+        super::strip_table_options(&Lexed::new(sql))
+    }
 
     #[test]
     fn drops_storage_parameters() {

@@ -56,7 +56,7 @@ pub(super) fn text_rows(conn: &Conn, sql: &str) -> Result<Vec<Vec<Option<String>
 /// Runs `sql` through the rewriter, as the server would, and returns its
 /// rows with NULL as "".
 pub(super) fn q(conn: &Conn, sql: &str) -> Vec<Vec<String>> {
-    let rewritten = rewrite(sql).unwrap_or_else(|| sql.to_string());
+    let rewritten = rewrite(&Lexed::new(sql)).unwrap_or_else(|| sql.to_string());
     text_rows(conn, &rewritten)
         .unwrap_or_else(|e| panic!("{e}\nquery:\n{sql}\nrewritten:\n{rewritten}"))
         .into_iter()
@@ -406,7 +406,11 @@ fn regclass_and_regtype() {
         [["cheap"]]
     );
     assert_eq!(q(&c, "SELECT 'pg_class'::regclass::oid"), [["1259"]]);
-    let err = text_rows(&c, &rewrite("SELECT 'nope'::regclass").unwrap()).unwrap_err();
+    let err = text_rows(
+        &c,
+        &rewrite(&Lexed::new("SELECT 'nope'::regclass")).unwrap(),
+    )
+    .unwrap_err();
     assert!(err.contains("relation \"nope\" does not exist"), "{err}");
     assert_eq!(
         q(

@@ -6,7 +6,10 @@ use super::Conn;
 
 /// Runs `sql` as the server would: normalized as a session does, then rewritten.
 fn run(c: &Conn, sql: &str) -> Vec<Vec<String>> {
-    q(c, &super::normalize(sql.to_string(), "duckmv"))
+    q(
+        c,
+        super::normalize(crate::sql::Lexed::new(sql), "duckmv").text(),
+    )
 }
 
 #[test]

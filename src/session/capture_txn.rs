@@ -193,12 +193,13 @@ impl CaptureTxn {
     /// waited for. Until this transaction ends, the view's sources cannot change uncaptured.
     pub fn prepare_create(
         &mut self,
-        query: &str,
+        query: &sql::Lexed,
         txn: TxnState,
         int: &Interrupter,
     ) -> Result<(), SqlError> {
-        let names: HashSet<String> = sql::lex::tokenize(query)
-            .into_iter()
+        let names: HashSet<String> = query
+            .tokens()
+            .iter()
             .filter(|t| matches!(t.kind, sql::lex::Tok::Word | sql::lex::Tok::Ident))
             .map(|t| t.text.to_ascii_lowercase())
             .collect();

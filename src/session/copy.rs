@@ -10,8 +10,8 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
+use super::context::Context;
 use super::reply::{Reply, SqlError};
-use super::worker::Worker;
 use super::Out;
 use crate::sql::copy::{csv_field, text_field, text_line_to_csv, CopyOptions};
 use crate::sql::{quote_ident, Name};
@@ -39,16 +39,18 @@ fn io_err(e: std::io::Error) -> SqlError {
     )
 }
 
-impl Worker {
-    pub(crate) fn copy_from_start(
-        &mut self,
+impl CopyIn {
+    /// Starts COPY … FROM STDIN into `table`: checks the table before any data comes, opens the
+    /// spool file and tells the client to send.
+    pub fn start(
+        ctx: &Context,
         table: &Name,
         columns: &Option<Vec<String>>,
         options: &CopyOptions,
         out: &Out,
-    ) -> Result<(), SqlError> {
+    ) -> Result<CopyIn, SqlError> {
         // Checks the table exists and counts its columns before any data.
-        let probe = self
+        let probe = ctx
             .conn
             .prepare(&format!("SELECT * FROM {} LIMIT 0", table.quoted()))?;
         let ncols = columns
@@ -57,187 +59,152 @@ impl Worker {
             .unwrap_or(probe.columns.len());
         drop(probe);
         // An unguessable name: other sessions' statements may read the spool directory.
-        let path = self
+        let path = ctx
             .shared
             .spool
             .join(format!("copy-{:032x}.csv", rand::random::<u128>()));
         let file = BufWriter::with_capacity(1 << 20, File::create(&path).map_err(io_err)?);
-        self.copy_in = Some(CopyIn {
+        out.send(Reply::CopyInResponse(ncols as i16));
+        Ok(CopyIn {
             path,
             file,
             partial: Vec::new(),
             table: table.clone(),
             columns: columns.clone(),
             options: options.clone(),
-        });
-        out.send(Reply::CopyInResponse(ncols as i16));
-        Ok(())
+        })
     }
 
-    pub fn copy_data(&mut self, data: &[u8], out: &Out) {
-        let Some(c) = self.copy_in.as_mut() else {
-            return;
-        };
-        let r = (|| {
-            if c.options.csv {
-                return c.file.write_all(data).map_err(io_err);
-            }
-            c.partial.extend_from_slice(data);
-            let mut csv = Vec::with_capacity(c.partial.len() + 64);
-            let mut start = 0;
-            while let Some(nl) = c.partial[start..].iter().position(|b| *b == b'\n') {
-                let mut line = &c.partial[start..start + nl];
-                if line.last() == Some(&b'\r') {
-                    line = &line[..line.len() - 1];
-                }
-                if line != b"\\." {
-                    text_line_to_csv(line, &c.options, &mut csv);
-                }
-                start += nl + 1;
-            }
-            c.partial.drain(..start);
-            c.file.write_all(&csv).map_err(io_err)
-        })();
-        if let Err(e) = r {
-            self.copy_in = None;
-            self.on_error();
-            out.send(Reply::Error(e));
+    /// One CopyData message: spooled as CSV (text-format lines converted as they complete).
+    pub fn write(&mut self, data: &[u8]) -> Result<(), SqlError> {
+        if self.options.csv {
+            return self.file.write_all(data).map_err(io_err);
         }
-    }
-
-    pub fn copy_done(&mut self, out: &Out) {
-        let Some(mut c) = self.copy_in.take() else {
-            return;
-        };
-        let r = (|| {
-            if !c.options.csv && !c.partial.is_empty() && c.partial != b"\\." {
-                let mut csv = Vec::new();
-                text_line_to_csv(&c.partial, &c.options, &mut csv);
-                c.file.write_all(&csv).map_err(io_err)?;
+        self.partial.extend_from_slice(data);
+        let mut csv = Vec::with_capacity(self.partial.len() + 64);
+        let mut start = 0;
+        while let Some(nl) = self.partial[start..].iter().position(|b| *b == b'\n') {
+            let mut line = &self.partial[start..start + nl];
+            if line.last() == Some(&b'\r') {
+                line = &line[..line.len() - 1];
             }
-            c.file.flush().map_err(io_err)?;
-            let cols = c
-                .columns
-                .as_ref()
-                .map(|cs| {
-                    format!(
-                        " ({})",
-                        cs.iter()
-                            .map(|x| quote_ident(x))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                })
-                .unwrap_or_default();
-            let o = &c.options;
-            let lit = |b: u8| (b as char).to_string().replace('\'', "''");
-            let opts = if o.csv {
-                format!(
-                    "FORMAT csv, HEADER {}, DELIMITER '{}', QUOTE '{}', ESCAPE '{}', NULL '{}', allow_quoted_nulls false",
-                    o.header,
-                    lit(o.delimiter),
-                    lit(o.quote),
-                    lit(o.escape),
-                    o.null.replace('\'', "''")
-                )
-            } else {
-                "FORMAT csv, HEADER false, DELIMITER ',', QUOTE '\"', ESCAPE '\"', NULL '', allow_quoted_nulls false".into()
-            };
-            let sql = format!(
-                "COPY {}{cols} FROM '{}' ({opts})",
-                c.table.quoted(),
-                c.path.display().to_string().replace('\'', "''")
-            );
-            Ok::<u64, SqlError>(self.conn.exec(&sql)?)
-        })();
-        drop(c);
-        match r {
-            Ok(n) => {
-                out.send(Reply::Complete(format!("COPY {n}")));
+            if line != b"\\." {
+                text_line_to_csv(line, &self.options, &mut csv);
             }
-            Err(e) => {
-                self.on_error();
-                out.send(Reply::Error(e));
-            }
+            start += nl + 1;
         }
-        out.send(Reply::Status(self.status()));
+        self.partial.drain(..start);
+        self.file.write_all(&csv).map_err(io_err)
     }
 
-    pub fn copy_fail(&mut self, message: &str, out: &Out) {
-        self.copy_in = None;
-        self.on_error();
-        out.send(Reply::Error(SqlError::new(
-            SqlState::QUERY_CANCELED,
-            format!("COPY from stdin failed: {message}"),
-        )));
-        out.send(Reply::Status(self.status()));
-    }
-
-    /// Runs `source` and sends its rows as COPY data; returns the row count.
-    pub(crate) fn copy_to(
-        &mut self,
-        source: &str,
-        o: &CopyOptions,
-        out: &Out,
-    ) -> Result<u64, SqlError> {
-        let mut r = self.conn.query(source)?;
-        let ncols = r.columns.len();
-        out.send(Reply::CopyOutResponse(ncols as i16));
-        if o.csv && o.header {
-            let mut line = Vec::new();
-            for (i, c) in r.columns.iter().enumerate() {
-                if i > 0 {
-                    line.push(o.delimiter);
-                }
-                csv_field(Some(c.name.as_bytes()), o, &mut line);
-            }
-            line.push(b'\n');
-            out.send(Reply::CopyData(line));
+    /// CopyDone: loads the spooled rows with DuckDB's COPY; returns the row count.
+    pub fn finish(mut self, ctx: &Context) -> Result<u64, SqlError> {
+        if !self.options.csv && !self.partial.is_empty() && self.partial != b"\\." {
+            let mut csv = Vec::new();
+            text_line_to_csv(&self.partial, &self.options, &mut csv);
+            self.file.write_all(&csv).map_err(io_err)?;
         }
-        let cols: Vec<_> = r
+        self.file.flush().map_err(io_err)?;
+        let cols = self
             .columns
-            .iter()
-            .map(|c| (c.ty.clone(), Format::Text))
-            .collect();
-        let mut n = 0u64;
-        while let Some(batch) = r.next_batch()? {
-            let mut rows = Vec::with_capacity(batch.num_rows());
-            types::encode_rows(&batch, &cols, 0, batch.num_rows(), &mut rows)?;
-            // One CopyData message per row, as PostgreSQL sends them: psycopg's
-            // `Copy.rows()` parses each message as exactly one row.
-            for row in &rows {
-                let mut buf = Vec::with_capacity(row.len() + 1);
-                let mut p = 0;
-                for i in 0..ncols {
-                    if i > 0 {
-                        buf.push(o.delimiter);
-                    }
-                    let len = i32::from_be_bytes(row[p..p + 4].try_into().unwrap());
-                    p += 4;
-                    let v = if len < 0 {
-                        None
-                    } else {
-                        let v = &row[p..p + len as usize];
-                        p += len as usize;
-                        Some(v)
-                    };
-                    if o.csv {
-                        csv_field(v, o, &mut buf);
-                    } else {
-                        text_field(v, o, &mut buf);
-                    }
+            .as_ref()
+            .map(|cs| {
+                format!(
+                    " ({})",
+                    cs.iter()
+                        .map(|x| quote_ident(x))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
+            .unwrap_or_default();
+        let sql = format!(
+            "COPY {}{cols} FROM '{}' ({})",
+            self.table.quoted(),
+            self.path.display().to_string().replace('\'', "''"),
+            duckdb_options(&self.options)
+        );
+        Ok(ctx.conn.exec(&sql)?)
+    }
+}
+
+/// DuckDB's COPY options for the spooled file: the client's CSV options, or those of the CSV
+/// the text format was converted to.
+fn duckdb_options(o: &CopyOptions) -> String {
+    let lit = |b: u8| (b as char).to_string().replace('\'', "''");
+    if o.csv {
+        format!(
+            "FORMAT csv, HEADER {}, DELIMITER '{}', QUOTE '{}', ESCAPE '{}', NULL '{}', allow_quoted_nulls false",
+            o.header,
+            lit(o.delimiter),
+            lit(o.quote),
+            lit(o.escape),
+            o.null.replace('\'', "''")
+        )
+    } else {
+        "FORMAT csv, HEADER false, DELIMITER ',', QUOTE '\"', ESCAPE '\"', NULL '', allow_quoted_nulls false".into()
+    }
+}
+
+/// Runs `source` and sends its rows as COPY data; returns the row count.
+pub fn copy_to(ctx: &Context, source: &str, o: &CopyOptions, out: &Out) -> Result<u64, SqlError> {
+    let mut r = ctx.conn.query(source)?;
+    let ncols = r.columns.len();
+    out.send(Reply::CopyOutResponse(ncols as i16));
+    if o.csv && o.header {
+        let mut line = Vec::new();
+        for (i, c) in r.columns.iter().enumerate() {
+            if i > 0 {
+                line.push(o.delimiter);
+            }
+            csv_field(Some(c.name.as_bytes()), o, &mut line);
+        }
+        line.push(b'\n');
+        out.send(Reply::CopyData(line));
+    }
+    let cols: Vec<_> = r
+        .columns
+        .iter()
+        .map(|c| (c.ty.clone(), Format::Text))
+        .collect();
+    let mut n = 0u64;
+    while let Some(batch) = r.next_batch()? {
+        let mut rows = Vec::with_capacity(batch.num_rows());
+        types::encode_rows(&batch, &cols, 0, batch.num_rows(), &mut rows)?;
+        // One CopyData message per row, as PostgreSQL sends them: psycopg's
+        // `Copy.rows()` parses each message as exactly one row.
+        for row in &rows {
+            let mut buf = Vec::with_capacity(row.len() + 1);
+            let mut p = 0;
+            for i in 0..ncols {
+                if i > 0 {
+                    buf.push(o.delimiter);
                 }
-                buf.push(b'\n');
-                if !out.send(Reply::CopyData(buf)) {
-                    return Err(SqlError::new(
-                        SqlState::CONNECTION_FAILURE,
-                        "client went away",
-                    ));
+                let len = i32::from_be_bytes(row[p..p + 4].try_into().unwrap());
+                p += 4;
+                let v = if len < 0 {
+                    None
+                } else {
+                    let v = &row[p..p + len as usize];
+                    p += len as usize;
+                    Some(v)
+                };
+                if o.csv {
+                    csv_field(v, o, &mut buf);
+                } else {
+                    text_field(v, o, &mut buf);
                 }
             }
-            n += rows.len() as u64;
+            buf.push(b'\n');
+            if !out.send(Reply::CopyData(buf)) {
+                return Err(SqlError::new(
+                    SqlState::CONNECTION_FAILURE,
+                    "client went away",
+                ));
+            }
         }
-        out.send(Reply::CopyDone);
-        Ok(n)
+        n += rows.len() as u64;
     }
+    out.send(Reply::CopyDone);
+    Ok(n)
 }

@@ -8,11 +8,12 @@ use std::rc::Rc;
 
 use duckdb::arrow::array::RecordBatch;
 
+use super::context::Context;
 use super::reply::{FieldDesc, Reply, SqlError};
-use super::worker::Worker;
-use super::{ivm_bridge, Out};
+use super::transaction::{Tx, Txn};
+use super::{matview, Out};
 use crate::engine::{Column, Prepared, QueryResult, StatementKind};
-use crate::sql::{self, Command};
+use crate::sql::{self, Command, Lexed};
 use crate::types::{self, DuckType, Format, ParamValue};
 
 pub enum StmtKind {
@@ -28,7 +29,8 @@ pub enum StmtKind {
 }
 
 pub struct Statement {
-    pub sql: String,
+    /// The statement as the server analysed it: its text and tokens.
+    pub lexed: Lexed,
     pub kind: StmtKind,
     /// What the server checks before DuckDB runs it.
     pub command: Command,
@@ -38,6 +40,8 @@ pub struct Statement {
     writes: Vec<String>,
     /// Whether it only adds rows (INSERT without upsert, COPY FROM).
     insert_only: bool,
+    /// Whether it has a RETURNING clause.
+    returning: bool,
     params: Vec<DuckType>,
     columns: Vec<Column>,
     /// An empty select list: rows without columns (DuckDB's placeholder column is dropped).
@@ -92,15 +96,11 @@ impl Statement {
             StatementKind::Insert
             | StatementKind::Update
             | StatementKind::Delete
-            | StatementKind::Merge => has_returning(&self.sql),
+            | StatementKind::Merge => self.returning,
             StatementKind::Other => true,
             _ => false,
         }
     }
-}
-
-fn has_returning(sql: &str) -> bool {
-    sql::lex::tokenize(sql).iter().any(|t| t.is_kw("RETURNING"))
 }
 
 pub fn is_transaction_control(cmd: &Command) -> bool {
@@ -130,11 +130,11 @@ pub fn needs_transaction(cmd: &Command) -> bool {
 
 /// Whether a writing statement only adds rows: a plain INSERT (no ON CONFLICT, no INSERT OR
 /// REPLACE) or COPY FROM. Such a statement cannot act on rows another transaction changed.
-fn only_inserts(text: &str, cmd: &Command) -> bool {
+fn only_inserts(s: &Lexed, cmd: &Command) -> bool {
     if let Command::Copy(sql::copy::Copy::From { .. }) = cmd {
         return true;
     }
-    let toks = sql::lex::tokenize(text);
+    let toks = s.tokens();
     toks.first().is_some_and(|t| t.is_kw("INSERT"))
         && !toks.iter().any(|t| {
             t.is_kw("CONFLICT") || t.is_kw("REPLACE") || t.is_kw("UPDATE") || t.is_kw("DELETE")
@@ -142,9 +142,9 @@ fn only_inserts(text: &str, cmd: &Command) -> bool {
 }
 
 /// Lower-cased names of the tables a statement writes.
-fn write_targets(text: &str, cmd: &Command) -> Vec<String> {
+fn write_targets(s: &Lexed, cmd: &Command) -> Vec<String> {
     match cmd {
-        Command::Passthrough => sql::write_targets(text),
+        Command::Passthrough => sql::write_targets(s),
         Command::Copy(sql::copy::Copy::From { table, .. }) => vec![table.clone()],
         // Views reading the table are rebuilt by the ALTER: it waits for their writers.
         Command::AlterRelation { name } => vec![name.clone()],
@@ -156,8 +156,9 @@ fn write_targets(text: &str, cmd: &Command) -> Vec<String> {
 }
 
 pub fn prepare(
-    w: &mut Worker,
-    text: &str,
+    ctx: &Context,
+    tx: &mut Tx,
+    lexed: Lexed,
     cmd: Command,
     client_oids: Vec<u32>,
 ) -> Result<Statement, SqlError> {
@@ -166,21 +167,24 @@ pub fn prepare(
         Command::Passthrough | Command::DropRelation { .. } | Command::AlterRelation { .. }
     );
     let mut st = Statement {
-        sql: text.to_string(),
+        lexed,
         kind: StmtKind::Empty,
         command: cmd.clone(),
         client_oids,
         writes: Vec::new(),
         insert_only: false,
+        returning: false,
         params: Vec::new(),
         columns: Vec::new(),
         no_columns: false,
     };
-    if text.trim().is_empty() {
+    if st.lexed.is_empty() {
         return Ok(st);
     }
+    let text = &st.lexed;
     st.writes = write_targets(text, &cmd);
     st.insert_only = !st.writes.is_empty() && only_inserts(text, &cmd);
+    st.returning = text.has_kw("RETURNING");
     if !duck {
         if let Command::Show { name } = &cmd {
             let shown = name.rsplit('.').next().unwrap_or(name);
@@ -202,43 +206,44 @@ pub fn prepare(
     // Refuse writes into views and internal state before DuckDB sees them
     // (DuckDB would report a view as a missing table).
     if matches!(cmd, Command::Passthrough) {
-        ivm_bridge::check_writes(w, text)?;
+        matview::check_writes(ctx, text)?;
     }
     // Statements the server runs as several (multi-object DROP, upsert, MERGE) are checked as
     // written, strictly: DuckDB never prepares them whole.
     // DuckDB drops and truncates one object per statement.
     if let Some(r) = sql::multi::split(text) {
-        check_strictly(w, text)?;
+        check_strictly(ctx, text)?;
         st.kind = StmtKind::Rewrite(r);
         return Ok(st);
     }
     // Preparing inside a transaction fixes its snapshot (DuckDB takes it
     // at the first statement after BEGIN): a writer of a tracked table
     // queues for the capture lock before that.
-    if w.txn != super::worker::Txn::Idle {
-        w.lock_capture(&st.writes, st.insert_only)?;
+    if tx.state != Txn::Idle {
+        tx.lock_capture(ctx, &st.writes, st.insert_only)?;
     }
-    w.note_snapshot();
-    if let Some(r) = ivm_bridge::rewrite_for_capture(w, text)? {
-        check_strictly(w, text)?;
+    tx.note_snapshot();
+    if let Some(r) = matview::rewrite_for_capture(ctx, text)? {
+        check_strictly(ctx, text)?;
         if let Some(d) = &r.describe {
-            st.columns = w.conn.prepare(d)?.columns.clone();
+            st.columns = ctx.conn.prepare(d)?.columns.clone();
         }
         st.kind = StmtKind::Rewrite(r);
         return Ok(st);
     }
-    let rewritten = crate::compat::rewrite(text);
-    let base = rewritten.as_deref().unwrap_or(text);
+    // What DuckDB is given: the statement, or its compatibility rewrite, lexed as new text.
+    let rewritten = crate::compat::rewrite(text).map(Lexed::new);
+    let base = rewritten.as_ref().unwrap_or(text);
     // DuckDB prepares SHOW / DESCRIBE / SUMMARIZE without result columns and
     // only learns them when it runs; as a subquery they are known up front, so
     // Describe can announce the row the client will get.
     let as_query;
     let base = if shows_rows(base) {
-        as_query = format!(
+        as_query = Lexed::new(format!(
             "SELECT * FROM ({}) AS _duckmv_show",
-            base.trim().trim_end_matches(';')
-        );
-        as_query.as_str()
+            base.text().trim_end_matches(';')
+        ));
+        &as_query
     } else {
         base
     };
@@ -250,19 +255,22 @@ pub fn prepare(
         .map(|o| types::duck_type_for_oid(*o))
         .collect();
     let typed;
-    let duck_sql = if declared.iter().any(Option::is_some) {
-        typed = sql::params::substitute(base, &|n| match declared.get(n - 1) {
-            Some(Some(t)) => format!("CAST(${n} AS {})", t.sql_name()),
-            _ => format!("${n}"),
-        });
-        typed.as_str()
+    let duck = if declared.iter().any(Option::is_some) {
+        typed = Lexed::new(sql::params::substitute(
+            base,
+            &|n| match declared.get(n - 1) {
+                Some(Some(t)) => format!("CAST(${n} AS {})", t.sql_name()),
+                _ => format!("${n}"),
+            },
+        ));
+        &typed
     } else {
         base
     };
-    let mut p = w.conn.prepare(duck_sql)?;
+    let mut p = ctx.conn.prepare(duck.text())?;
     // What DuckDB prepared decides what the client may run (see guard.rs).
-    if let Some(scoped) = super::guard::check(text, p.kind, w.superuser, &w.shared.policy)? {
-        p = w.conn.prepare(&scoped)?;
+    if let Some(scoped) = ctx.guard(text, p.kind)? {
+        p = ctx.conn.prepare(&scoped)?;
     }
     st.params = p.params.clone();
     for (i, slot) in st.params.iter_mut().enumerate() {
@@ -294,7 +302,7 @@ pub fn prepare(
         }
     }
     if !st.params.is_empty() && p.kind == StatementKind::Select && unresolved(&st.columns) {
-        if let Some(cols) = describe_with_nulls(w, duck_sql, &st.params) {
+        if let Some(cols) = describe_with_nulls(ctx, duck, &st.params) {
             st.columns = cols;
         }
     }
@@ -303,17 +311,15 @@ pub fn prepare(
 }
 
 /// DuckDB's statements that answer with rows but are no query.
-fn shows_rows(sql: &str) -> bool {
-    matches!(
-        sql::lex::leading_words(sql, 1).first().map(String::as_str),
-        Some("SHOW" | "DESCRIBE" | "SUMMARIZE")
-    ) && !sql.trim_start().starts_with('(')
+fn shows_rows(s: &Lexed) -> bool {
+    matches!(s.first_word(), Some("SHOW" | "DESCRIBE" | "SUMMARIZE"))
+        && !s.tokens().first().is_some_and(|t| t.is_punct("("))
 }
 
 /// The guard's checks for a statement DuckDB never prepares whole (multi-object DROP, upsert,
 /// MERGE): as written, with the strictest kind.
-fn check_strictly(w: &Worker, text: &str) -> Result<(), SqlError> {
-    super::guard::check(text, StatementKind::Other, w.superuser, &w.shared.policy).map(|_| ())
+fn check_strictly(ctx: &Context, text: &Lexed) -> Result<(), SqlError> {
+    ctx.guard(text, StatementKind::Other).map(|_| ())
 }
 
 /// DuckDB cannot always type a statement's result before its parameters
@@ -328,7 +334,7 @@ fn unresolved(cols: &[Column]) -> bool {
 /// The result columns of a query, found by preparing it with each
 /// parameter replaced by a typed NULL (read-only: the query is wrapped in
 /// a LIMIT 0 SELECT and never runs).
-fn describe_with_nulls(w: &Worker, sql: &str, params: &[DuckType]) -> Option<Vec<Column>> {
+fn describe_with_nulls(ctx: &Context, sql: &Lexed, params: &[DuckType]) -> Option<Vec<Column>> {
     let body = sql::params::substitute(sql, &|n| {
         let t = params
             .get(n - 1)
@@ -337,7 +343,7 @@ fn describe_with_nulls(w: &Worker, sql: &str, params: &[DuckType]) -> Option<Vec
             .unwrap_or_else(|| "VARCHAR".into());
         format!("CAST(NULL AS {t})")
     });
-    let p = w
+    let p = ctx
         .conn
         .prepare(&format!(
             "SELECT * FROM ({body}) AS _duckmv_describe LIMIT 0"
@@ -353,7 +359,7 @@ pub fn row_description(st: &Statement, formats: &[Format]) -> Reply {
     Reply::RowDescription(fields(st.columns(), formats))
 }
 
-fn fields(cols: &[Column], formats: &[Format]) -> Vec<FieldDesc> {
+pub fn fields(cols: &[Column], formats: &[Format]) -> Vec<FieldDesc> {
     cols.iter()
         .enumerate()
         .map(|(i, c)| {
@@ -447,10 +453,21 @@ pub fn buffer_rest(p: &mut Portal) {
     }
 }
 
-/// Executes (or continues) a portal, sending at most `limit` rows (0 = all).
-/// `describe` sends the RowDescription first (simple protocol).
+/// What every statement does before it first runs: counted for savepoints, the capture lock
+/// taken for what it writes, the transaction's snapshot noted.
+pub fn start(ctx: &Context, tx: &mut Tx, stmt: &Statement) -> Result<(), SqlError> {
+    tx.savepoints.note(stmt);
+    tx.lock_capture(ctx, &stmt.writes, stmt.insert_only)?;
+    tx.note_snapshot();
+    Ok(())
+}
+
+/// Executes (or continues) a portal of a statement DuckDB runs, sending at most `limit` rows
+/// (0 = all). `describe` sends the RowDescription first (simple protocol). Commands the server
+/// answers itself are the worker's.
 pub fn execute(
-    w: &mut Worker,
+    ctx: &Context,
+    tx: &mut Tx,
     portal: &mut Portal,
     limit: u64,
     describe: bool,
@@ -458,9 +475,7 @@ pub fn execute(
 ) -> Result<(), SqlError> {
     if let PortalState::New = portal.state {
         let stmt = portal.stmt.clone();
-        w.savepoints.note(&stmt);
-        w.lock_capture(&stmt.writes, stmt.insert_only)?;
-        w.note_snapshot();
+        start(ctx, tx, &stmt)?;
         match &stmt.kind {
             StmtKind::Empty => {
                 out.send(Reply::EmptyQuery);
@@ -469,8 +484,8 @@ pub fn execute(
             }
             StmtKind::Rewrite(r) => {
                 // Its write targets were checked when it was prepared.
-                ivm_bridge::check_statement(w, &stmt.command, out)?;
-                let (n, rows) = run_steps(w, &r.steps)?;
+                matview::check_statement(ctx, tx, &stmt.command, out)?;
+                let (n, rows) = run_steps(ctx, &r.steps)?;
                 let tag = match r.tag {
                     "INSERT" => format!("INSERT 0 {n}"),
                     "MERGE" => format!("MERGE {n}"),
@@ -513,52 +528,16 @@ pub fn execute(
                 portal.state = PortalState::Done;
                 return Ok(());
             }
-            StmtKind::Command(cmd) => {
-                if describe {
-                    if let Command::Show { .. } | Command::ExplainRefresh { .. } = cmd {
-                        out.send(Reply::RowDescription(fields(stmt.columns(), &[])));
-                    }
-                }
-                if let Command::Copy(c) = cmd {
-                    match c {
-                        sql::copy::Copy::From {
-                            table,
-                            columns,
-                            options,
-                        } => {
-                            ivm_bridge::check_writes(
-                                w,
-                                &format!("COPY {} FROM STDIN", table.quoted()),
-                            )?;
-                            w.copy_from_start(table, columns, options, out)?;
-                        }
-                        sql::copy::Copy::To { source, options } => {
-                            super::guard::check(
-                                source,
-                                StatementKind::Select,
-                                w.superuser,
-                                &w.shared.policy,
-                            )?;
-                            let n = w.copy_to(source, options, out)?;
-                            out.send(Reply::Complete(format!("COPY {n}")));
-                        }
-                    }
-                    portal.state = PortalState::Done;
-                    return Ok(());
-                }
-                if let Some(r) = w.setting_command(cmd, out) {
-                    out.send(Reply::Complete(r?));
-                    portal.state = PortalState::Done;
-                    return Ok(());
-                }
-                let tag = ivm_bridge::run_command(w, cmd, out)?;
-                out.send(Reply::Complete(tag));
-                portal.state = PortalState::Done;
-                return Ok(());
+            StmtKind::Command(_) => {
+                return Err(SqlError::new(
+                    SqlState::INTERNAL_ERROR,
+                    "a command the server answers reached DuckDB's executor",
+                ))
             }
             StmtKind::Duck(p) => {
-                ivm_bridge::check_statement(w, &stmt.command, out)?;
-                if let Some(tag) = ivm_bridge::alter_tracked(w, &stmt.command, &stmt.sql, out)? {
+                matview::check_statement(ctx, tx, &stmt.command, out)?;
+                if let Some(tag) = matview::alter_tracked(ctx, tx, &stmt.command, &stmt.lexed, out)?
+                {
                     out.send(Reply::Complete(tag));
                     portal.state = PortalState::Done;
                     return Ok(());
@@ -568,13 +547,15 @@ pub fn execute(
                 for (i, v) in portal.params.iter().enumerate() {
                     p.bind(i + 1, v)?;
                 }
-                let mut result = w.conn.execute(&p)?;
+                let mut result = ctx.conn.execute(&p)?;
                 if !result.returns_rows {
                     let rows = result.drain_changed_rows()?;
                     drop(result);
-                    ivm_bridge::after_statement(w, &stmt.command);
                     out.send(Reply::Complete(sql::command_tag(
-                        &stmt.sql, p.kind, rows, false,
+                        &stmt.lexed,
+                        p.kind,
+                        rows,
+                        false,
                     )));
                     portal.state = PortalState::Done;
                     return Ok(());
@@ -622,7 +603,7 @@ pub fn execute(
         PortalState::Streaming(s) => {
             let finished = fetch(s, limit, out)?;
             if finished {
-                let tag = sql::command_tag(&portal.stmt.sql, kind, s.sent, true);
+                let tag = sql::command_tag(&portal.stmt.lexed, kind, s.sent, true);
                 out.send(Reply::Complete(tag));
                 portal.state = PortalState::Done;
             } else {
@@ -631,7 +612,7 @@ pub fn execute(
         }
         PortalState::Done => {
             out.send(Reply::Complete(sql::command_tag(
-                &portal.stmt.sql,
+                &portal.stmt.lexed,
                 kind,
                 0,
                 true,
@@ -644,20 +625,23 @@ pub fn execute(
 
 /// Runs a rewrite's statements in order: the changed-row count for the tag, and the rows of
 /// its RETURNING statements.
-fn run_steps(w: &Worker, steps: &[sql::upsert::Step]) -> Result<(u64, Vec<RecordBatch>), SqlError> {
+fn run_steps(
+    ctx: &Context,
+    steps: &[sql::upsert::Step],
+) -> Result<(u64, Vec<RecordBatch>), SqlError> {
     use sql::upsert::Step;
     let mut n = 0;
     let mut rows = Vec::new();
     for step in steps {
         match step {
             Step::Run { sql, counted } => {
-                let changed = w.conn.exec(sql)?;
+                let changed = ctx.conn.exec(sql)?;
                 if *counted {
                     n += changed;
                 }
             }
             Step::MustBeEmpty { sql, code, message } => {
-                let mut r = w.conn.query(sql)?;
+                let mut r = ctx.conn.query(sql)?;
                 while let Some(b) = r.next_batch()? {
                     if b.num_rows() > 0 {
                         return Err(SqlError::new(*code, *message));
@@ -665,7 +649,7 @@ fn run_steps(w: &Worker, steps: &[sql::upsert::Step]) -> Result<(u64, Vec<Record
                 }
             }
             Step::Returning { sql } => {
-                let mut r = w.conn.query(sql)?;
+                let mut r = ctx.conn.query(sql)?;
                 while let Some(b) = r.next_batch()? {
                     n += b.num_rows() as u64;
                     rows.push(b);

@@ -18,7 +18,8 @@
 
 use super::reply::SqlError;
 use crate::engine::StatementKind;
-use crate::sql::lex::{tokenize, Tok, Token};
+use crate::sql::lex::{Tok, Token};
+use crate::sql::Lexed;
 use crate::sqlstate::SqlState;
 
 /// What the server allows, from its flags.
@@ -98,12 +99,12 @@ const FILE_FUNCTIONS: &[&str] = &[
 /// user is one. Returns the statement to run instead, when a setting must be scoped to the
 /// session.
 pub fn check(
-    sql: &str,
+    s: &Lexed,
     kind: StatementKind,
     superuser: bool,
     policy: &Policy,
 ) -> Result<Option<String>, SqlError> {
-    let toks = tokenize(sql);
+    let (sql, toks) = (s.text(), s.tokens());
     let first = toks
         .iter()
         .find(|t| t.kind == Tok::Word)
@@ -113,7 +114,7 @@ pub fn check(
         && !toks.iter().any(|t| {
             t.is_kw("INSERT") || t.is_kw("UPDATE") || t.is_kw("DELETE") || t.is_kw("MERGE")
         });
-    if !reads_only && (0..toks.len()).any(|i| is_internal(&toks, i)) {
+    if !reads_only && (0..toks.len()).any(|i| is_internal(toks, i)) {
         return Err(internal());
     }
     // U&"…" names could spell an internal name in escapes.
@@ -132,11 +133,11 @@ pub fn check(
             "{first} is a server-wide operation that needs a superuser"
         )));
     }
-    if !superuser && policy.file_access && names_files(&toks, kind) {
+    if !superuser && policy.file_access && names_files(toks, kind) {
         return Err(denied("access to server files needs a superuser"));
     }
     if kind == StatementKind::Set {
-        return super::guard_settings::scope(sql, &toks, first, superuser);
+        return super::guard_settings::scope(sql, toks, first, superuser);
     }
     Ok(None)
 }
@@ -174,7 +175,7 @@ mod tests {
             file_access: files,
             ..Default::default()
         };
-        check(sql, kind, su, &policy).map_err(|e| e.code)
+        check(&Lexed::new(sql), kind, su, &policy).map_err(|e| e.code)
     }
 
     #[test]

@@ -1,14 +1,75 @@
-//! The IVM engine's connection for REFRESH: statements a refresh repeats stay prepared on the
-//! session's connection, so DuckDB plans them once instead of on every refresh (planning a
-//! refresh's MERGE costs several milliseconds; running it on a small delta, a fraction of one).
-//! DuckDB re-binds a prepared statement by itself when the catalog changed.
+//! How the IVM engine runs SQL on a session's connection (its `Sql` trait). `ConnSql` runs each
+//! statement as it comes. `HotSql`, used by REFRESH, keeps the statements a refresh repeats
+//! prepared on the session's connection, so DuckDB plans them once instead of on every refresh
+//! (planning a refresh's MERGE costs several milliseconds; running it on a small delta, a
+//! fraction of one). DuckDB re-binds a prepared statement by itself when the catalog changed.
 
 use std::collections::HashMap;
 
-use super::ivm_bridge::{collect_rows, db_error, ConnSql};
 use crate::engine::{Conn, Prepared, QueryResult};
 use crate::ivm;
+use crate::sqlstate::SqlState;
 use crate::types::ParamValue;
+use duckdb::arrow::util::display::array_value_to_string;
+
+/// The IVM engine's view of a session connection.
+pub struct ConnSql<'a>(pub &'a Conn);
+
+impl ivm::Sql for ConnSql<'_> {
+    fn exec(&mut self, sql: &str) -> Result<u64, ivm::DbError> {
+        let start = std::time::Instant::now();
+        let r = self.0.exec(sql).map_err(db_error);
+        tracing::debug!(target: "duckmv::ivm::sql", ms = start.elapsed().as_secs_f64() * 1e3, "{sql}");
+        r
+    }
+
+    fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, ivm::DbError> {
+        let start = std::time::Instant::now();
+        let mut r = self.0.query(sql).map_err(|e| {
+            tracing::debug!(target: "duckmv::ivm::sql", "failed: {sql}: {}", e.message);
+            db_error(e)
+        })?;
+        let rows = collect_rows(&mut r)?;
+        tracing::debug!(target: "duckmv::ivm::sql", ms = start.elapsed().as_secs_f64() * 1e3, "{sql}");
+        Ok(rows)
+    }
+
+    fn binds_alone(&mut self, sql: &str) -> bool {
+        self.0.prepares_alone(sql)
+    }
+}
+
+/// A DuckDB error as the IVM engine sees it, with the code the engine layer maps it to.
+pub fn db_error(e: crate::engine::EngineError) -> ivm::DbError {
+    ivm::DbError {
+        state: e.sqlstate(),
+        message: e.message,
+    }
+}
+
+/// A result's rows, every value as text (NULL as None).
+pub fn collect_rows(
+    r: &mut crate::engine::QueryResult,
+) -> Result<Vec<Vec<Option<String>>>, ivm::DbError> {
+    let mut rows = Vec::new();
+    while let Some(b) = r.next_batch().map_err(db_error)? {
+        for i in 0..b.num_rows() {
+            let mut row = Vec::with_capacity(b.num_columns());
+            for c in b.columns() {
+                row.push(if c.is_null(i) {
+                    None
+                } else {
+                    Some(array_value_to_string(c, i).map_err(|e| ivm::DbError {
+                        message: e.to_string(),
+                        state: SqlState::INTERNAL_ERROR,
+                    })?)
+                });
+            }
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}
 
 /// A session's prepared refresh statements, by SQL text.
 #[derive(Default)]

@@ -1,75 +1,18 @@
-//! Where sessions meet the IVM engine: materialized-view commands, and the
-//! checks that keep users from writing into views, internal state, or the
-//! tables views depend on.
+//! Materialized views in a session: their commands (CREATE, REFRESH, EXPLAIN REFRESH, DROP,
+//! ALTER … RENAME), and the checks that keep users from writing into views, internal state, or
+//! the tables views depend on.
 
 use crate::sqlstate::SqlState;
-use duckdb::arrow::util::display::array_value_to_string;
 
+use super::capture_txn::CaptureTxn;
+use super::context::Context;
+use super::ivm_sql::{ConnSql, HotSql};
 use super::reply::{Reply, SqlError};
-use super::worker::Worker;
+use super::transaction::Tx;
 use super::Out;
 use crate::engine::Conn;
 use crate::ivm;
-use crate::sql::{self, Command, Name};
-
-/// The IVM engine's view of a session connection.
-pub struct ConnSql<'a>(pub &'a Conn);
-
-impl ivm::Sql for ConnSql<'_> {
-    fn exec(&mut self, sql: &str) -> Result<u64, ivm::DbError> {
-        let start = std::time::Instant::now();
-        let r = self.0.exec(sql).map_err(db_error);
-        tracing::debug!(target: "duckmv::ivm::sql", ms = start.elapsed().as_secs_f64() * 1e3, "{sql}");
-        r
-    }
-
-    fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, ivm::DbError> {
-        let start = std::time::Instant::now();
-        let mut r = self.0.query(sql).map_err(|e| {
-            tracing::debug!(target: "duckmv::ivm::sql", "failed: {sql}: {}", e.message);
-            db_error(e)
-        })?;
-        let rows = collect_rows(&mut r)?;
-        tracing::debug!(target: "duckmv::ivm::sql", ms = start.elapsed().as_secs_f64() * 1e3, "{sql}");
-        Ok(rows)
-    }
-
-    fn binds_alone(&mut self, sql: &str) -> bool {
-        self.0.prepares_alone(sql)
-    }
-}
-
-/// A DuckDB error as the IVM engine sees it, with the code the engine layer maps it to.
-pub(super) fn db_error(e: crate::engine::EngineError) -> ivm::DbError {
-    ivm::DbError {
-        state: e.sqlstate(),
-        message: e.message,
-    }
-}
-
-/// A result's rows, every value as text (NULL as None).
-pub(super) fn collect_rows(
-    r: &mut crate::engine::QueryResult,
-) -> Result<Vec<Vec<Option<String>>>, ivm::DbError> {
-    let mut rows = Vec::new();
-    while let Some(b) = r.next_batch().map_err(db_error)? {
-        for i in 0..b.num_rows() {
-            let mut row = Vec::with_capacity(b.num_columns());
-            for c in b.columns() {
-                row.push(if c.is_null(i) {
-                    None
-                } else {
-                    Some(array_value_to_string(c, i).map_err(|e| ivm::DbError {
-                        message: e.to_string(),
-                        state: SqlState::INTERNAL_ERROR,
-                    })?)
-                });
-            }
-            rows.push(row);
-        }
-    }
-    Ok(rows)
-}
+use crate::sql::{self, Command, Lexed, Name};
 
 fn ivm_err(e: ivm::IvmError) -> SqlError {
     SqlError::new(e.sqlstate(), e.to_string())
@@ -92,13 +35,19 @@ fn display(n: &Name) -> String {
 }
 
 /// The session's `duckmv.refresh_mode`.
-fn refresh_mode(w: &Worker) -> Result<ivm::RefreshMode, SqlError> {
-    let mode = w.settings.get("duckmv.refresh_mode").unwrap_or_default();
+fn refresh_mode(ctx: &Context) -> Result<ivm::RefreshMode, SqlError> {
+    let mode = ctx.settings.get("duckmv.refresh_mode").unwrap_or_default();
     ivm::RefreshMode::parse(&mode).map_err(ivm_err)
 }
 
 /// Runs a materialized-view command; returns its command tag.
-pub fn run_command(w: &mut Worker, cmd: &Command, out: &Out) -> Result<String, SqlError> {
+pub fn run_command(
+    ctx: &mut Context,
+    tx: &mut Tx,
+    cmd: &Command,
+    text: &Lexed,
+    out: &Out,
+) -> Result<String, SqlError> {
     let outcome = match cmd {
         Command::CreateMatView {
             name,
@@ -109,17 +58,15 @@ pub fn run_command(w: &mut Worker, cmd: &Command, out: &Out) -> Result<String, S
             or_replace,
         } => {
             check_internal_name(name)?;
+            let lexed_query = text
+                .after_keyword("AS")
+                .unwrap_or_else(|| Lexed::new(query.as_str()));
             // The view's query runs with the creator's rights, now and at every refresh.
-            super::guard::check(
-                query,
-                crate::engine::StatementKind::Select,
-                w.superuser,
-                &w.shared.policy,
-            )?;
-            w.capture.bump_at_end = true;
-            w.prepare_create(query)?;
+            ctx.guard(&lexed_query, crate::engine::StatementKind::Select)?;
+            tx.capture.bump_at_end = true;
+            tx.prepare_create(ctx, &lexed_query)?;
             if *or_replace {
-                replace_existing(w, name)?;
+                replace_existing(ctx, &mut tx.capture, name)?;
             }
             let v = ivm::CreateView {
                 name: display(name),
@@ -128,13 +75,13 @@ pub fn run_command(w: &mut Worker, cmd: &Command, out: &Out) -> Result<String, S
                 with_data: *with_data,
                 if_not_exists: *if_not_exists,
             };
-            let o = ivm::create_view(&mut ConnSql(&w.conn), &v).map_err(ivm_err)?;
-            w.shared.views.clear();
-            w.shared
+            let o = ivm::create_view(&mut ConnSql(&ctx.conn), &v).map_err(ivm_err)?;
+            ctx.shared.views.clear();
+            ctx.shared
                 .matviews
                 .write()
                 .insert(name.name.to_ascii_lowercase());
-            reload_tracked(w);
+            reload_tracked(ctx);
             let tag = if *with_data {
                 format!("SELECT {}", o.rows)
             } else {
@@ -143,25 +90,26 @@ pub fn run_command(w: &mut Worker, cmd: &Command, out: &Out) -> Result<String, S
             (o, tag)
         }
         Command::RefreshMatView { name, with_data } => {
-            let mode = refresh_mode(w)?;
+            let mode = refresh_mode(ctx)?;
             let tag = "REFRESH MATERIALIZED VIEW".to_string();
             let name = display(name);
-            if *with_data && mode != ivm::RefreshMode::Full && w.capture.refresh_is_noop(&name) {
+            if *with_data && mode != ivm::RefreshMode::Full && tx.capture.refresh_is_noop(&name) {
                 return Ok(tag);
             }
-            let lock = w.shared.refresh_lock(&name);
+            let lock = ctx.shared.refresh_lock(&name);
             let _guard = lock.lock();
-            let mut db = super::hot_sql::HotSql::new(&w.conn, &mut w.hot);
-            let o = ivm::refresh_view_cached(&mut db, &w.shared.views, &name, *with_data, mode)
+            let mut db = HotSql::new(&ctx.conn, &mut ctx.hot);
+            let o = ivm::refresh_view_cached(&mut db, &ctx.shared.views, &name, *with_data, mode)
                 .map_err(ivm_err)?;
-            w.capture.after_refresh(&name, *with_data, o.downstream);
+            tx.capture.after_refresh(&name, *with_data, o.downstream);
             (o, tag)
         }
         Command::ExplainRefresh { name } => {
-            let mode = refresh_mode(w)?;
-            let mut db = super::hot_sql::HotSql::new(&w.conn, &mut w.hot);
-            let lines = ivm::explain_refresh(&mut db, Some(&w.shared.views), &display(name), mode)
-                .map_err(ivm_err)?;
+            let mode = refresh_mode(ctx)?;
+            let mut db = HotSql::new(&ctx.conn, &mut ctx.hot);
+            let lines =
+                ivm::explain_refresh(&mut db, Some(&ctx.shared.views), &display(name), mode)
+                    .map_err(ivm_err)?;
             let rows = lines.iter().map(|l| super::reply::text_row(l)).collect();
             out.send(Reply::Rows(rows, 1));
             return Ok("EXPLAIN".into());
@@ -172,15 +120,15 @@ pub fn run_command(w: &mut Worker, cmd: &Command, out: &Out) -> Result<String, S
             cascade,
         } => {
             let names: Vec<String> = names.iter().map(display).collect();
-            let o = ivm::drop_views(&mut ConnSql(&w.conn), &names, *if_exists, *cascade)
+            let o = ivm::drop_views(&mut ConnSql(&ctx.conn), &names, *if_exists, *cascade)
                 .map_err(ivm_err)?;
-            reload_matviews(w);
+            reload_matviews(ctx, &mut tx.capture);
             (o, "DROP MATERIALIZED VIEW".into())
         }
         Command::RenameMatView { name, new_name } => {
-            let o = ivm::rename_view(&mut ConnSql(&w.conn), &display(name), new_name)
+            let o = ivm::rename_view(&mut ConnSql(&ctx.conn), &display(name), new_name)
                 .map_err(ivm_err)?;
-            reload_matviews(w);
+            reload_matviews(ctx, &mut tx.capture);
             (o, "ALTER MATERIALIZED VIEW".into())
         }
         _ => {
@@ -202,9 +150,9 @@ pub fn run_command(w: &mut Worker, cmd: &Command, out: &Out) -> Result<String, S
 /// CREATE OR REPLACE MATERIALIZED VIEW drops the view it replaces first (the new one gets a new
 /// id, so cached plans of the old one cannot be used for it). Views that read it keep it from
 /// being replaced, as they keep it from being dropped; a table or plain view is not replaced.
-fn replace_existing(w: &mut Worker, name: &Name) -> Result<(), SqlError> {
+fn replace_existing(ctx: &Context, capture: &mut CaptureTxn, name: &Name) -> Result<(), SqlError> {
     let n = display(name);
-    let mut db = ConnSql(&w.conn);
+    let mut db = ConnSql(&ctx.conn);
     if !ivm::is_materialized_view(&mut db, &n).map_err(ivm_err)? {
         if ivm::relation_exists(&mut db, &n).map_err(ivm_err)? {
             let mut e = SqlError::new(
@@ -218,30 +166,29 @@ fn replace_existing(w: &mut Worker, name: &Name) -> Result<(), SqlError> {
     }
     let deps = ivm::dependents(&mut db, &n).map_err(ivm_err)?;
     if !deps.is_empty() {
-        let mut e = SqlError::new(
-            SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
-            format!(
-                "cannot replace materialized view {} because other objects depend on it",
-                name.name
-            ),
-        );
-        e.detail = Some(
-            deps.iter()
-                .map(|d| {
-                    format!(
-                        "materialized view {d} depends on materialized view {}",
-                        name.name
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-        );
-        e.hint = Some("Drop the dependent materialized views first.".into());
-        return Err(e);
+        let object = format!("materialized view {}", name.name);
+        let hint = "Drop the dependent materialized views first.";
+        return Err(dependents_error("replace", &object, &deps, hint));
     }
     ivm::drop_views(&mut db, &[n], false, false).map_err(ivm_err)?;
-    reload_matviews(w);
+    reload_matviews(ctx, capture);
     Ok(())
+}
+
+/// 2BP01 for a DROP or REPLACE of `object` that materialized views `deps` read, with one line
+/// of detail per view, as PostgreSQL lists dependent objects.
+fn dependents_error(verb: &str, object: &str, deps: &[String], hint: &str) -> SqlError {
+    let mut e = SqlError::new(
+        SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
+        format!("cannot {verb} {object} because other objects depend on it"),
+    );
+    let lines: Vec<String> = deps
+        .iter()
+        .map(|d| format!("materialized view {d} depends on {object}"))
+        .collect();
+    e.detail = Some(lines.join("\n"));
+    e.hint = Some(hint.into());
+    e
 }
 
 fn check_internal_name(n: &Name) -> Result<(), SqlError> {
@@ -258,14 +205,19 @@ fn check_internal_name(n: &Name) -> Result<(), SqlError> {
 }
 
 /// Checks run before DuckDB executes a statement.
-pub fn check_statement(w: &mut Worker, cmd: &Command, out: &Out) -> Result<(), SqlError> {
+pub fn check_statement(
+    ctx: &Context,
+    tx: &mut Tx,
+    cmd: &Command,
+    out: &Out,
+) -> Result<(), SqlError> {
     match cmd {
         // Write targets were checked once, when the statement was prepared.
         Command::Passthrough => {}
         Command::DropRelation { names, cascade } => {
             for n in names {
                 check_internal_name(n)?;
-                if w.shared.is_matview(&n.name) {
+                if ctx.shared.is_matview(&n.name) {
                     let mut e = SqlError::new(
                         SqlState::WRONG_OBJECT_TYPE,
                         format!("\"{}\" is not a table or view", n.name),
@@ -274,23 +226,14 @@ pub fn check_statement(w: &mut Worker, cmd: &Command, out: &Out) -> Result<(), S
                         Some("Use DROP MATERIALIZED VIEW to remove a materialized view.".into());
                     return Err(e);
                 }
-                let deps = ivm::dependents(&mut ConnSql(&w.conn), &display(n)).map_err(ivm_err)?;
+                let deps =
+                    ivm::dependents(&mut ConnSql(&ctx.conn), &display(n)).map_err(ivm_err)?;
                 if deps.is_empty() {
                     continue;
                 }
                 if !*cascade {
-                    let mut e = SqlError::new(
-                        SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
-                        format!("cannot drop {} because other objects depend on it", n.name),
-                    );
-                    e.detail = Some(
-                        deps.iter()
-                            .map(|d| format!("materialized view {d} depends on {}", n.name))
-                            .collect::<Vec<_>>()
-                            .join("\n"),
-                    );
-                    e.hint = Some("Use DROP ... CASCADE to drop the dependent objects too.".into());
-                    return Err(e);
+                    let hint = "Use DROP ... CASCADE to drop the dependent objects too.";
+                    return Err(dependents_error("drop", &n.name, &deps, hint));
                 }
                 if !in_server_database(n) {
                     // The views live in the server's database; DuckDB lets one transaction
@@ -312,13 +255,13 @@ pub fn check_statement(w: &mut Worker, cmd: &Command, out: &Out) -> Result<(), S
                         format!("drop cascades to materialized view {d}"),
                     )));
                 }
-                ivm::drop_views(&mut ConnSql(&w.conn), &deps, true, true).map_err(ivm_err)?;
-                reload_matviews(w);
+                ivm::drop_views(&mut ConnSql(&ctx.conn), &deps, true, true).map_err(ivm_err)?;
+                reload_matviews(ctx, &mut tx.capture);
             }
         }
         Command::AlterRelation { name } => {
             check_internal_name(name)?;
-            if w.shared.is_matview(&name.name) {
+            if ctx.shared.is_matview(&name.name) {
                 return Err(SqlError::new(
                     SqlState::WRONG_OBJECT_TYPE,
                     format!(
@@ -336,33 +279,34 @@ pub fn check_statement(w: &mut Worker, cmd: &Command, out: &Out) -> Result<(), S
 /// ALTER TABLE of a table materialized views read, run by the IVM engine so the views stay
 /// correct across it (see `ivm::alter_table`): its command tag, or None for any other statement.
 pub fn alter_tracked(
-    w: &mut Worker,
+    ctx: &Context,
+    tx: &mut Tx,
     cmd: &Command,
-    text: &str,
+    text: &Lexed,
     out: &Out,
 ) -> Result<Option<String>, SqlError> {
     let Command::AlterRelation { name } = cmd else {
         return Ok(None);
     };
     let table = display(name);
-    if ivm::dependents(&mut ConnSql(&w.conn), &table)
+    if ivm::dependents(&mut ConnSql(&ctx.conn), &table)
         .map_err(ivm_err)?
         .is_empty()
     {
         return Ok(None);
     }
-    let change = match sql::alter::alter_op(text) {
+    let change = match sql::alter::alter_op(text.text()) {
         sql::alter::AlterOp::InPlace => ivm::ColumnChange::InPlace,
         sql::alter::AlterOp::RenameTable => ivm::ColumnChange::RenameTable,
         sql::alter::AlterOp::Other { renamed, dropped } => {
             ivm::ColumnChange::Rebuild { renamed, dropped }
         }
     };
-    let cascade = sql::lex::tokenize(text).iter().any(|t| t.is_kw("CASCADE"));
-    let duck_sql = crate::compat::rewrite(text).unwrap_or_else(|| text.to_string());
-    let o = ivm::alter_table(&mut ConnSql(&w.conn), &table, &duck_sql, &change, cascade)
+    let cascade = text.has_kw("CASCADE");
+    let duck_sql = crate::compat::rewrite(text).unwrap_or_else(|| text.text().to_string());
+    let o = ivm::alter_table(&mut ConnSql(&ctx.conn), &table, &duck_sql, &change, cascade)
         .map_err(ivm_err)?;
-    reload_matviews(w);
+    reload_matviews(ctx, &mut tx.capture);
     for n in o.notices {
         out.send(Reply::Notice(SqlError::new(
             SqlState::SUCCESSFUL_COMPLETION,
@@ -378,11 +322,11 @@ pub fn alter_tracked(
 }
 
 /// Writes into a materialized view (42809) or into internal state (42501).
-pub fn check_writes(w: &Worker, text: &str) -> Result<(), SqlError> {
+pub fn check_writes(ctx: &Context, text: &Lexed) -> Result<(), SqlError> {
     // The name set is a cheap first test; the catalog says whether this schema's is one.
     let replaced = sql::replaced_relation(text).filter(|n| {
-        w.shared.is_matview(&n.name)
-            && ivm::is_materialized_view(&mut ConnSql(&w.conn), &display(n)).unwrap_or(true)
+        ctx.shared.is_matview(&n.name)
+            && ivm::is_materialized_view(&mut ConnSql(&ctx.conn), &display(n)).unwrap_or(true)
     });
     if let Some(n) = replaced {
         let mut e = SqlError::new(
@@ -394,15 +338,7 @@ pub fn check_writes(w: &Worker, text: &str) -> Result<(), SqlError> {
         );
         return Err(e);
     }
-    for t in sql::write_targets(text) {
-        check_internal_name(&t)?;
-        if w.shared.is_matview(&t.name) {
-            return Err(SqlError::new(
-                SqlState::WRONG_OBJECT_TYPE,
-                format!("cannot change materialized view \"{}\"", t.name),
-            ));
-        }
-    }
+    check_write_targets(ctx, &sql::write_targets(text))?;
     if touches_internal_schema(text) {
         return Err(SqlError::new(
             SqlState::INSUFFICIENT_PRIVILEGE,
@@ -412,49 +348,58 @@ pub fn check_writes(w: &Worker, text: &str) -> Result<(), SqlError> {
     Ok(())
 }
 
+/// Writes into a materialized view (42809) or into internal state (42501), by target.
+pub fn check_write_targets(ctx: &Context, targets: &[Name]) -> Result<(), SqlError> {
+    for t in targets {
+        check_internal_name(t)?;
+        if ctx.shared.is_matview(&t.name) {
+            return Err(SqlError::new(
+                SqlState::WRONG_OBJECT_TYPE,
+                format!("cannot change materialized view \"{}\"", t.name),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// DDL aimed at the internal schema (CREATE/DROP/ALTER ... _duckmv.x).
-fn touches_internal_schema(text: &str) -> bool {
-    let words = sql::lex::leading_words(text, 1);
+fn touches_internal_schema(text: &Lexed) -> bool {
     if !matches!(
-        words.first().map(String::as_str),
+        text.first_word(),
         Some("CREATE" | "DROP" | "ALTER" | "COMMENT")
     ) {
         return false;
     }
-    let toks = sql::lex::tokenize(text);
-    toks.windows(2).any(|w| {
+    text.tokens().windows(2).any(|w| {
         matches!(w[0].kind, sql::lex::Tok::Word | sql::lex::Tok::Ident)
             && w[0].text.eq_ignore_ascii_case("_duckmv")
             && w[1].is_punct(".")
     })
 }
 
-/// Hook after DuckDB ran a statement.
-pub fn after_statement(_w: &mut Worker, _cmd: &Command) {}
-
 /// Re-reads the names of materialized views and of the tables they read
 /// from the catalog.
-pub fn reload_matviews(w: &mut Worker) {
+pub fn reload_matviews(ctx: &Context, capture: &mut CaptureTxn) {
     use ivm::Sql;
     // Compiled plans may belong to views that were just dropped, renamed or rolled back.
-    w.shared.views.clear();
-    w.capture.bump_at_end = true;
-    if let Ok(rows) = ConnSql(&w.conn).query("SELECT name FROM _duckmv.views") {
-        w.shared.set_matviews(
+    ctx.shared.views.clear();
+    capture.bump_at_end = true;
+    if let Ok(rows) = ConnSql(&ctx.conn).query("SELECT name FROM _duckmv.views") {
+        ctx.shared.set_matviews(
             rows.into_iter()
                 .filter_map(|r| r.into_iter().next().flatten()),
         );
     }
-    reload_tracked(w);
+    reload_tracked(ctx);
 }
 
 /// Adds the tables views read to the set whose writers take the capture lock.
-fn reload_tracked(w: &mut Worker) {
+fn reload_tracked(ctx: &Context) {
     use ivm::Sql;
     if let Ok(rows) =
-        ConnSql(&w.conn).query("SELECT DISTINCT source_name FROM _duckmv.view_sources")
+        ConnSql(&ctx.conn).query("SELECT DISTINCT source_name FROM _duckmv.view_sources")
     {
-        w.shared.add_tracked(
+        ctx.shared.add_tracked(
             rows.into_iter()
                 .filter_map(|r| r.into_iter().next().flatten()),
         );
@@ -465,16 +410,16 @@ fn reload_tracked(w: &mut Worker) {
 /// statements to run instead (DuckDB refuses both on tables with capture
 /// triggers). None for every other statement.
 pub fn rewrite_for_capture(
-    w: &mut Worker,
-    text: &str,
+    ctx: &Context,
+    text: &Lexed,
 ) -> Result<Option<sql::upsert::Rewrite>, SqlError> {
-    let toks = sql::lex::tokenize_prefix(text, 3);
+    let toks = text.tokens();
     let merge = toks.first().is_some_and(|t| t.is_kw("MERGE"));
     let or_replace = toks.get(1).is_some_and(|t| t.is_kw("OR"))
         && toks.get(2).is_some_and(|t| t.is_kw("REPLACE"));
     let candidate = merge
         || toks.first().is_some_and(|t| t.is_kw("INSERT"))
-            && (or_replace || text.to_ascii_uppercase().contains("CONFLICT"));
+            && (or_replace || text.has_kw("CONFLICT"));
     if !candidate {
         return Ok(None);
     }
@@ -485,11 +430,11 @@ pub fn rewrite_for_capture(
     if !in_server_database(&target) {
         return Ok(None);
     }
-    let deps = ivm::dependents(&mut ConnSql(&w.conn), &display(&target)).map_err(ivm_err)?;
+    let deps = ivm::dependents(&mut ConnSql(&ctx.conn), &display(&target)).map_err(ivm_err)?;
     if deps.is_empty() {
         return Ok(None);
     }
-    let conn = &w.conn;
+    let conn = &ctx.conn;
     let mut columns = |_: &str| table_columns(conn, &target);
     let refuse = |what: &str| {
         let mut e = SqlError::new(
@@ -507,7 +452,7 @@ pub fn rewrite_for_capture(
         });
         e
     };
-    match sql::upsert::rewrite(text, &mut columns) {
+    match sql::upsert::rewrite(text.text(), &mut columns) {
         Some(r) => r.map(Some).map_err(|r| SqlError::new(r.code, r.message)),
         // What the parser cannot read here is DuckDB's own syntax (UPDATE or INSERT without a
         // column list, INSERT BY NAME, THEN ERROR) or a mistake; DuckDB cannot run either on a

@@ -10,16 +10,18 @@
 use crate::sqlstate::SqlState;
 mod capture_lock;
 mod capture_txn;
+mod context;
 mod copy;
 mod exec;
 mod guard;
 mod guard_settings;
-mod hot_sql;
-mod ivm_bridge;
+mod ivm_sql;
+mod matview;
 pub mod reply;
 mod savepoint;
 mod shared;
 mod timeout;
+mod transaction;
 mod worker;
 
 #[cfg(test)]
@@ -152,7 +154,7 @@ fn run_guarded(w: &mut Worker, q: Queued) {
 /// objects PostgreSQL clients expect, and the server's caches.
 pub fn bootstrap(shared: &Arc<Shared>) -> Result<(), SqlError> {
     let conn = shared.db.connect()?;
-    crate::ivm::bootstrap(&mut ivm_bridge::ConnSql(&conn))
+    crate::ivm::bootstrap(&mut ivm_sql::ConnSql(&conn))
         .map_err(|e| SqlError::new(e.sqlstate(), e.to_string()))?;
     upgrade(&conn)?;
     // A client-compatibility object that fails to install must not stop
@@ -160,8 +162,8 @@ pub fn bootstrap(shared: &Arc<Shared>) -> Result<(), SqlError> {
     if let Err(e) = crate::compat::install(&conn) {
         tracing::error!("installing PostgreSQL compatibility objects failed: {e}");
     }
-    let w = &mut Worker::new(conn, shared.clone());
-    ivm_bridge::reload_matviews(w);
+    let ctx = context::Context::new(conn, shared.clone());
+    matview::reload_matviews(&ctx, &mut capture_txn::CaptureTxn::new(shared.clone()));
     Ok(())
 }
 
@@ -169,7 +171,7 @@ pub fn bootstrap(shared: &Arc<Shared>) -> Result<(), SqlError> {
 /// transaction: it happens completely or not at all.
 fn upgrade(conn: &crate::engine::Conn) -> Result<(), SqlError> {
     use crate::ivm::Sql;
-    let db = &mut ivm_bridge::ConnSql(conn);
+    let db = &mut ivm_sql::ConnSql(conn);
     let fail = |e: String| SqlError::new(SqlState::INTERNAL_ERROR, e);
     db.exec("BEGIN").map_err(|e| fail(e.message))?;
     match crate::ivm::upgrade(db) {
@@ -207,8 +209,7 @@ pub fn start_log_vacuum(shared: &Arc<Shared>) -> Result<(), SqlError> {
             let mut done = std::collections::HashMap::new();
             loop {
                 std::thread::sleep(VACUUM_EVERY);
-                if let Err(e) = crate::ivm::vacuum_logs(&mut ivm_bridge::ConnSql(&conn), &mut done)
-                {
+                if let Err(e) = crate::ivm::vacuum_logs(&mut ivm_sql::ConnSql(&conn), &mut done) {
                     tracing::debug!("change-log vacuum: {e}");
                     done.clear();
                 }

@@ -12,9 +12,10 @@
 //!
 //! "Changed" is counted per statement: anything but a plain query counts.
 
+use super::context::Context;
 use super::exec::{Statement, StmtKind};
 use super::reply::SqlError;
-use super::worker::{Txn, Worker};
+use super::transaction::{Tx, Txn, ABORTED};
 use crate::engine::StatementKind;
 use crate::sql::savepoint::SavepointOp;
 use crate::sql::Command;
@@ -40,11 +41,7 @@ impl Savepoints {
             StmtKind::Empty => true,
             // A WITH query may hold a data-modifying CTE: counted.
             StmtKind::Duck(p) => {
-                p.borrow().kind == StatementKind::Select
-                    && crate::sql::lex::leading_words(&st.sql, 1)
-                        .first()
-                        .map(String::as_str)
-                        != Some("WITH")
+                p.borrow().kind == StatementKind::Select && st.lexed.first_word() != Some("WITH")
             }
             StmtKind::Command(c) => matches!(
                 c,
@@ -72,17 +69,14 @@ impl Savepoints {
     }
 }
 
-const ABORTED: &str =
-    "current transaction is aborted, commands ignored until end of transaction block";
-
 /// Runs a savepoint command; returns its command tag.
-pub fn run(w: &mut Worker, op: &SavepointOp) -> Result<&'static str, SqlError> {
+pub fn run(tx: &mut Tx, ctx: &Context, op: &SavepointOp) -> Result<&'static str, SqlError> {
     let verb = match op {
         SavepointOp::Define(_) => "SAVEPOINT",
         SavepointOp::Release(_) => "RELEASE SAVEPOINT",
         SavepointOp::RollbackTo(_) => "ROLLBACK TO SAVEPOINT",
     };
-    match w.txn {
+    match tx.state {
         Txn::Idle | Txn::Implicit => {
             return Err(SqlError::new(
                 SqlState::NO_ACTIVE_SQL_TRANSACTION,
@@ -94,7 +88,7 @@ pub fn run(w: &mut Worker, op: &SavepointOp) -> Result<&'static str, SqlError> {
         }
         _ => {}
     }
-    let sp = &mut w.savepoints;
+    let sp = &mut tx.savepoints;
     match op {
         SavepointOp::Define(name) => {
             sp.marks.push((name.clone(), sp.changes));
@@ -110,11 +104,11 @@ pub fn run(w: &mut Worker, op: &SavepointOp) -> Result<&'static str, SqlError> {
             let at = sp.marks[i].1;
             // The savepoint itself stays; the ones after it go.
             sp.marks.truncate(i + 1);
-            if w.txn == Txn::Block && sp.changes == at {
+            if tx.state == Txn::Block && sp.changes == at {
                 return Ok("ROLLBACK");
             }
             if at == 0 {
-                w.restart_block()?;
+                tx.restart_block(ctx)?;
                 return Ok("ROLLBACK");
             }
             let mut e = SqlError::new(

@@ -1,5 +1,7 @@
-//! The session worker: protocol-level behaviour of one client (simple and
-//! extended query, transactions), on the thread that owns its connection.
+//! The session worker: the protocol state of one client (simple and extended query, prepared
+//! statements and portals, COPY), on the thread that owns its connection. The transaction
+//! machine is `transaction.rs`; the connection and settings are `context.rs`; statements are
+//! prepared and run by `exec.rs`. Each of those takes only the parts it uses.
 
 use crate::sqlstate::SqlState;
 use std::collections::HashMap;
@@ -8,99 +10,50 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
+use super::context::Context;
 use super::exec::{self, Portal, PortalState, Statement, StmtKind};
 use super::reply::{Reply, SqlError, TxStatus};
 use super::shared::Shared;
+use super::transaction::{Tx, Txn, ABORTED};
 use super::Out;
 use crate::engine::Conn;
-use crate::sql::{self, Command};
+use crate::sql::{self, Command, Lexed};
 use crate::types::{self, Format};
 
-/// Transaction state as PostgreSQL sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Txn {
-    /// Autocommit: each statement is its own DuckDB transaction.
-    Idle,
-    /// Opened by the server for a multi-statement query string, or for the
-    /// messages up to Sync in the extended protocol; invisible to the client.
-    Implicit,
-    /// Opened by BEGIN.
-    Block,
-    /// An error happened inside a BEGIN block; only ROLLBACK/COMMIT work.
-    Failed,
-}
-
 pub struct Worker {
-    /// Prepared REFRESH statements; declared before `conn` so they are dropped first.
-    pub(crate) hot: super::hot_sql::HotStatements,
-    pub(crate) conn: Conn,
-    pub(crate) shared: Arc<Shared>,
-    pub(crate) txn: Txn,
+    /// Declared before `tx`: the connection closes before the capture registrations go.
+    ctx: Context,
+    tx: Tx,
     statements: HashMap<String, Rc<Statement>>,
     portals: HashMap<String, Portal>,
-    pub(crate) settings: crate::compat::Settings,
-    pub(crate) copy_in: Option<super::copy::CopyIn>,
+    copy_in: Option<super::copy::CopyIn>,
     watchdog: Option<super::timeout::Watchdog>,
-    pub(crate) savepoints: super::savepoint::Savepoints,
-    /// This transaction's part in the capture lock; released when the transaction or the
-    /// session ends.
-    pub(crate) capture: super::capture_txn::CaptureTxn,
-    /// The database name the client connected to: shown as the current database, and accepted
-    /// as the catalog part of three-part names.
-    pub(crate) database: String,
-    /// Whether the user who connected is a superuser (`--superuser`).
-    pub(crate) superuser: bool,
 }
-
-const ABORTED: &str =
-    "current transaction is aborted, commands ignored until end of transaction block";
 
 impl Worker {
     pub fn new(conn: Conn, shared: Arc<Shared>) -> Self {
-        if let Err(e) = crate::compat::session_init(&conn) {
-            tracing::warn!("session setup failed: {e}");
-        }
         Worker {
-            hot: Default::default(),
-            conn,
-            shared: shared.clone(),
-            txn: Txn::Idle,
+            tx: Tx::new(super::capture_txn::CaptureTxn::new(shared.clone())),
+            ctx: Context::new(conn, shared),
             statements: HashMap::new(),
             portals: HashMap::new(),
-            settings: Default::default(),
             copy_in: None,
             watchdog: None,
-            savepoints: Default::default(),
-            capture: super::capture_txn::CaptureTxn::new(shared),
-            database: String::new(),
-            superuser: false,
         }
     }
 
     /// A statement made ready for the session (see `compat::normalize`).
-    fn unqualify(&self, text: String) -> String {
-        crate::compat::normalize(text, &self.database)
+    fn unqualify(&self, text: Lexed) -> Lexed {
+        crate::compat::normalize(text, &self.ctx.database)
     }
 
     /// Who connected: the database name becomes the session's current database.
     pub fn identify(&mut self, user: String, database: String) {
-        self.superuser = self.shared.policy.superusers.contains(&user);
-        let set = format!(
-            "SET VARIABLE duckmv_database = '{}'",
-            database.replace('\'', "''")
-        );
-        if let Err(e) = self.conn.exec(&set) {
-            tracing::warn!("could not set the session's database name: {e}");
-        }
-        self.database = database;
+        self.ctx.identify(user, database);
     }
 
     pub fn status(&self) -> TxStatus {
-        match self.txn {
-            Txn::Idle | Txn::Implicit => TxStatus::Idle,
-            Txn::Block => TxStatus::InBlock,
-            Txn::Failed => TxStatus::Failed,
-        }
+        self.tx.status()
     }
 
     // ---- simple query -------------------------------------------------
@@ -116,8 +69,8 @@ impl Worker {
             out.send(Reply::Ready(self.status()));
             return;
         }
-        let stmts: Vec<String> = stmts.into_iter().map(|s| self.unqualify(s)).collect();
-        let commands: Vec<_> = stmts.iter().map(|s| analyse(s)).collect();
+        let stmts: Vec<Lexed> = stmts.into_iter().map(|s| self.unqualify(s)).collect();
+        let commands: Vec<_> = stmts.iter().map(analyse).collect();
         let copy_in_at = commands
             .iter()
             .position(|c| matches!(c, Ok(Command::Copy(sql::copy::Copy::From { .. }))));
@@ -130,11 +83,11 @@ impl Worker {
             return;
         }
         let several = stmts.len() > 1;
-        tracing::debug!(txn = ?self.txn, "simple query: {text}");
-        for (s, cmd) in stmts.iter().zip(commands) {
+        tracing::debug!(txn = ?self.tx.state, "simple query: {text}");
+        for (s, cmd) in stmts.into_iter().zip(commands) {
             let result = cmd.and_then(|cmd| self.run_simple(s, cmd, several, out));
             if let Err(e) = result {
-                tracing::debug!(txn = ?self.txn, "statement failed: {} {}", e.code, e.message);
+                tracing::debug!(txn = ?self.tx.state, "statement failed: {} {}", e.code, e.message);
                 out.send(Reply::Error(e));
                 self.on_error();
                 break;
@@ -144,7 +97,7 @@ impl Worker {
                 return;
             }
         }
-        if self.txn == Txn::Implicit {
+        if self.tx.state == Txn::Implicit {
             if let Err(e) = self.commit_implicit() {
                 out.send(Reply::Error(e));
             }
@@ -155,7 +108,7 @@ impl Worker {
 
     fn run_simple(
         &mut self,
-        text: &str,
+        text: Lexed,
         cmd: Command,
         several: bool,
         out: &Out,
@@ -172,7 +125,7 @@ impl Worker {
 
     fn run_simple_statement(
         &mut self,
-        text: &str,
+        text: Lexed,
         cmd: Command,
         several: bool,
         out: &Out,
@@ -181,15 +134,17 @@ impl Worker {
         // transaction (a new one after an explicit COMMIT, as PostgreSQL
         // does). Writes always run in a transaction of their own: DuckDB can
         // keep part of a failed autocommit statement's trigger work.
-        if self.txn == Txn::Idle && (several || exec::needs_transaction(&cmd) || is_write(text)) {
+        if self.tx.state == Txn::Idle
+            && (several || exec::needs_transaction(&cmd) || is_write(&text))
+        {
             self.begin_implicit()?;
         }
-        let stmt = exec::prepare(self, text, cmd, Vec::new())?;
-        if stmt.needs_transaction() && self.txn == Txn::Idle {
+        let stmt = exec::prepare(&self.ctx, &mut self.tx, text, cmd, Vec::new())?;
+        if stmt.needs_transaction() && self.tx.state == Txn::Idle {
             self.begin_implicit()?;
         }
         let mut portal = Portal::new(Rc::new(stmt), Vec::new(), Vec::new());
-        exec::execute(self, &mut portal, 0, true, out)
+        self.execute_portal(&mut portal, 0, true, out)
     }
 
     // ---- extended query -----------------------------------------------
@@ -206,12 +161,12 @@ impl Worker {
             }
             let body = self.unqualify(stmts.into_iter().next().unwrap_or_default());
             let cmd = analyse(&body)?;
-            if self.txn == Txn::Failed && !exec::is_transaction_control(&cmd) {
+            if self.tx.state == Txn::Failed && !exec::is_transaction_control(&cmd) {
                 return Err(SqlError::new(SqlState::IN_FAILED_SQL_TRANSACTION, ABORTED));
             }
             // Inside a transaction, preparing may wait for the capture lock.
             self.arm_timeout();
-            let r = exec::prepare(self, &body, cmd, oids);
+            let r = exec::prepare(&self.ctx, &mut self.tx, body, cmd, oids);
             self.disarm_timeout(r)
         })();
         match result {
@@ -339,14 +294,14 @@ impl Worker {
             self.check_not_failed()?;
             self.arm_timeout();
             let r = (|| {
-                if self.txn == Txn::Idle
+                if self.tx.state == Txn::Idle
                     && matches!(portal.state, PortalState::New)
                     && !portal.stmt.is_empty()
                 {
                     self.begin_implicit()?;
                 }
                 let limit = if max_rows <= 0 { 0 } else { max_rows as u64 };
-                exec::execute(self, &mut portal, limit, false, out)
+                self.execute_portal(&mut portal, limit, false, out)
             })();
             self.disarm_timeout(r)
         })();
@@ -362,7 +317,7 @@ impl Worker {
     /// Sync: ends the implicit transaction of the messages before it.
     pub fn sync(&mut self, out: &Out) {
         self.portals.remove("");
-        if self.txn == Txn::Implicit {
+        if self.tx.state == Txn::Implicit {
             if let Err(e) = self.commit_implicit() {
                 out.send(Reply::Error(e));
             }
@@ -388,236 +343,174 @@ impl Worker {
         out.send(Reply::Error(e));
     }
 
+    // ---- COPY FROM STDIN ----------------------------------------------
+
+    pub fn copy_data(&mut self, data: &[u8], out: &Out) {
+        let Some(c) = self.copy_in.as_mut() else {
+            return;
+        };
+        if let Err(e) = c.write(data) {
+            self.copy_in = None;
+            self.on_error();
+            out.send(Reply::Error(e));
+        }
+    }
+
+    pub fn copy_done(&mut self, out: &Out) {
+        let Some(c) = self.copy_in.take() else {
+            return;
+        };
+        match c.finish(&self.ctx) {
+            Ok(n) => {
+                out.send(Reply::Complete(format!("COPY {n}")));
+            }
+            Err(e) => {
+                self.on_error();
+                out.send(Reply::Error(e));
+            }
+        }
+        out.send(Reply::Status(self.status()));
+    }
+
+    pub fn copy_fail(&mut self, message: &str, out: &Out) {
+        self.copy_in = None;
+        self.on_error();
+        out.send(Reply::Error(SqlError::new(
+            SqlState::QUERY_CANCELED,
+            format!("COPY from stdin failed: {message}"),
+        )));
+        out.send(Reply::Status(self.status()));
+    }
+
     // ---- transactions -------------------------------------------------
 
     fn check_not_failed(&self) -> Result<(), SqlError> {
-        if self.txn == Txn::Failed {
-            Err(SqlError::new(SqlState::IN_FAILED_SQL_TRANSACTION, ABORTED))
-        } else {
-            Ok(())
-        }
+        self.tx.check_not_failed()
     }
 
-    /// After a failed statement: an implicit transaction is rolled back at
-    /// once; a BEGIN block becomes failed until ROLLBACK.
-    pub(crate) fn on_error(&mut self) {
-        match self.txn {
-            Txn::Implicit => {
-                let _ = self.conn.exec("ROLLBACK");
-                self.txn = Txn::Idle;
-                self.after_rollback();
-            }
-            Txn::Block => self.txn = Txn::Failed,
-            // DuckDB can leave an autocommit statement's transaction open
-            // and aborted after some failures (write conflicts): end it, so
-            // the next statement does not inherit it.
-            Txn::Idle => {
-                let _ = self.conn.exec("ROLLBACK");
-            }
-            Txn::Failed => {}
-        }
-        self.release_capture_if_idle();
+    /// After a failed statement (see `Tx::on_error`).
+    fn on_error(&mut self) {
+        self.tx.on_error(&self.ctx);
+        self.drop_ended_streams();
     }
 
-    /// Where the transaction stands, for the capture lock's checks.
-    fn txn_state(&self) -> super::capture_txn::TxnState {
-        super::capture_txn::TxnState {
-            open: self.txn != Txn::Idle,
-            calls: self.conn.calls(),
-        }
+    fn begin_implicit(&mut self) -> Result<(), SqlError> {
+        self.tx.begin_implicit(&self.ctx)
     }
 
-    /// Takes the capture lock before a statement writes `targets` (see `capture_txn.rs`).
-    pub(crate) fn lock_capture(
-        &mut self,
-        targets: &[String],
-        insert_only: bool,
-    ) -> Result<(), SqlError> {
-        let (txn, int) = (self.txn_state(), self.conn.interrupter());
-        self.capture
-            .lock_for_writes(targets, insert_only, txn, &int)
+    fn commit_implicit(&mut self) -> Result<(), SqlError> {
+        let r = self.tx.commit_implicit(&self.ctx);
+        self.drop_ended_streams();
+        r
     }
 
-    /// Called before a statement reaches DuckDB: the first one of a transaction fixes its
-    /// snapshot.
-    pub(crate) fn note_snapshot(&mut self) {
-        self.capture.note_snapshot(self.txn != Txn::Idle);
-    }
-
-    /// Right after BEGIN reached DuckDB.
-    fn note_begin(&mut self) {
-        self.capture.note_begin(self.conn.calls());
-    }
-
-    /// Ends the capture bookkeeping of a transaction once none is open.
     fn release_capture_if_idle(&mut self) {
-        if self.txn == Txn::Idle {
-            self.capture.end();
-        }
+        self.tx.release_capture_if_idle();
     }
 
-    /// Before CREATE MATERIALIZED VIEW reads its sources (see `CaptureTxn::prepare_create`).
-    pub(crate) fn prepare_create(&mut self, query: &str) -> Result<(), SqlError> {
-        let (txn, int) = (self.txn_state(), self.conn.interrupter());
-        self.capture.prepare_create(query, txn, &int)
+    /// BEGIN/COMMIT/ROLLBACK/SAVEPOINT (see `Tx::transaction_command`); None for others.
+    fn transaction_command(&mut self, cmd: &Command, out: &Out) -> Option<Result<(), SqlError>> {
+        let r = self.tx.transaction_command(&self.ctx, cmd, out);
+        self.drop_ended_streams();
+        r
+    }
+
+    /// Portals streaming from a DuckDB transaction that ended are closed.
+    fn drop_ended_streams(&mut self) {
+        if self.tx.take_streams_ended() {
+            self.portals
+                .retain(|_, p| !matches!(p.state, PortalState::Streaming(_)));
+        }
     }
 
     /// After a job panicked: whatever it left half done is undone — the DuckDB transaction
     /// rolled back, streams and COPY dropped, the capture lock and registrations released — so
     /// the session can go on from a clean, idle state.
     pub(crate) fn recover_from_panic(&mut self) {
-        let _ = self.conn.exec("ROLLBACK");
-        self.txn = Txn::Idle;
         self.portals.clear();
         self.copy_in = None;
-        self.savepoints.reset();
-        self.capture.forget_refreshes();
-        self.capture.bump_at_end = true;
-        self.release_capture_if_idle();
-        super::ivm_bridge::reload_matviews(self);
+        self.tx.recover_from_panic(&self.ctx);
     }
 
-    fn begin_implicit(&mut self) -> Result<(), SqlError> {
-        self.conn.exec("BEGIN TRANSACTION")?;
-        self.note_begin();
-        self.txn = Txn::Implicit;
-        Ok(())
-    }
+    // ---- running a portal ---------------------------------------------
 
-    fn commit_implicit(&mut self) -> Result<(), SqlError> {
-        self.txn = Txn::Idle;
-        self.portals
-            .retain(|_, p| !matches!(p.state, PortalState::Streaming(_)));
-        if let Err(e) = self.conn.exec("COMMIT") {
-            let _ = self.conn.exec("ROLLBACK");
-            self.after_rollback();
-            return Err(e.into());
+    /// Executes (or continues) a portal. Commands the server answers itself run here, where
+    /// the protocol state they change lives; everything else is `exec::execute`.
+    fn execute_portal(
+        &mut self,
+        portal: &mut Portal,
+        limit: u64,
+        describe: bool,
+        out: &Out,
+    ) -> Result<(), SqlError> {
+        let stmt = portal.stmt.clone();
+        match (&portal.state, &stmt.kind) {
+            (PortalState::New, StmtKind::Command(cmd)) => {
+                exec::start(&self.ctx, &mut self.tx, &stmt)?;
+                self.server_command(&stmt, cmd, describe, out)?;
+                portal.state = PortalState::Done;
+                Ok(())
+            }
+            _ => exec::execute(&self.ctx, &mut self.tx, portal, limit, describe, out),
         }
+    }
+
+    /// A statement the server runs itself: COPY with the client, a session setting, or a
+    /// materialized-view command.
+    fn server_command(
+        &mut self,
+        stmt: &Statement,
+        cmd: &Command,
+        describe: bool,
+        out: &Out,
+    ) -> Result<(), SqlError> {
+        if describe {
+            if let Command::Show { .. } | Command::ExplainRefresh { .. } = cmd {
+                out.send(Reply::RowDescription(exec::fields(stmt.columns(), &[])));
+            }
+        }
+        match cmd {
+            Command::Copy(sql::copy::Copy::From {
+                table,
+                columns,
+                options,
+            }) => {
+                super::matview::check_write_targets(&self.ctx, std::slice::from_ref(table))?;
+                let c = super::copy::CopyIn::start(&self.ctx, table, columns, options, out)?;
+                self.copy_in = Some(c);
+                return Ok(());
+            }
+            Command::Copy(sql::copy::Copy::To { source, options }) => {
+                // The query of COPY (…) TO STDOUT is checked as a statement of its own.
+                let query = Lexed::new(source.as_str());
+                self.ctx
+                    .guard(&query, crate::engine::StatementKind::Select)?;
+                let n = super::copy::copy_to(&self.ctx, source, options, out)?;
+                out.send(Reply::Complete(format!("COPY {n}")));
+                return Ok(());
+            }
+            _ => {}
+        }
+        if let Some(r) = self.setting_command(cmd, out) {
+            out.send(Reply::Complete(r?));
+            return Ok(());
+        }
+        let tag = super::matview::run_command(&mut self.ctx, &mut self.tx, cmd, &stmt.lexed, out)?;
+        out.send(Reply::Complete(tag));
         Ok(())
-    }
-
-    /// ROLLBACK TO a savepoint set before any change: a fresh BEGIN block.
-    pub(crate) fn restart_block(&mut self) -> Result<(), SqlError> {
-        let _ = self.conn.exec("ROLLBACK");
-        self.portals
-            .retain(|_, p| !matches!(p.state, PortalState::Streaming(_)));
-        self.after_rollback();
-        self.conn.exec("BEGIN TRANSACTION")?;
-        self.note_begin();
-        self.txn = Txn::Block;
-        Ok(())
-    }
-
-    /// Caches that mirror catalog state may hold rolled-back changes.
-    fn after_rollback(&mut self) {
-        self.capture.forget_refreshes();
-        super::ivm_bridge::reload_matviews(self);
-    }
-
-    /// Handles BEGIN/COMMIT/ROLLBACK/SAVEPOINT; None for other commands.
-    fn transaction_command(&mut self, cmd: &Command, out: &Out) -> Option<Result<(), SqlError>> {
-        let r = match cmd {
-            Command::Begin | Command::StartTransaction => match self.txn {
-                Txn::Idle => self.conn.exec("BEGIN TRANSACTION").map(|_| {
-                    self.note_begin();
-                    self.txn = Txn::Block;
-                    self.savepoints.reset();
-                }),
-                Txn::Implicit => {
-                    self.txn = Txn::Block;
-                    Ok(())
-                }
-                Txn::Block => {
-                    out.send(Reply::Warning(SqlError::new(
-                        SqlState::ACTIVE_SQL_TRANSACTION,
-                        "there is already a transaction in progress",
-                    )));
-                    Ok(())
-                }
-                Txn::Failed => {
-                    return Some(Err(SqlError::new(
-                        SqlState::IN_FAILED_SQL_TRANSACTION,
-                        ABORTED,
-                    )))
-                }
-            }
-            .map(|_| {
-                if *cmd == Command::StartTransaction {
-                    "START TRANSACTION"
-                } else {
-                    "BEGIN"
-                }
-            }),
-            Command::Commit => match self.txn {
-                Txn::Idle => {
-                    out.send(Reply::Warning(SqlError::new(
-                        SqlState::NO_ACTIVE_SQL_TRANSACTION,
-                        "there is no transaction in progress",
-                    )));
-                    Ok("COMMIT")
-                }
-                Txn::Failed => {
-                    let _ = self.conn.exec("ROLLBACK");
-                    self.txn = Txn::Idle;
-                    self.after_rollback();
-                    Ok("ROLLBACK")
-                }
-                Txn::Block | Txn::Implicit => {
-                    self.txn = Txn::Idle;
-                    self.portals
-                        .retain(|_, p| !matches!(p.state, PortalState::Streaming(_)));
-                    match self.conn.exec("COMMIT") {
-                        Ok(_) => Ok("COMMIT"),
-                        Err(e) => {
-                            let _ = self.conn.exec("ROLLBACK");
-                            self.after_rollback();
-                            return Some(Err(e.into()));
-                        }
-                    }
-                }
-            },
-            Command::Rollback => {
-                if self.txn == Txn::Idle {
-                    out.send(Reply::Warning(SqlError::new(
-                        SqlState::NO_ACTIVE_SQL_TRANSACTION,
-                        "there is no transaction in progress",
-                    )));
-                } else {
-                    let _ = self.conn.exec("ROLLBACK");
-                    self.txn = Txn::Idle;
-                    self.portals
-                        .retain(|_, p| !matches!(p.state, PortalState::Streaming(_)));
-                    self.after_rollback();
-                }
-                Ok("ROLLBACK")
-            }
-            Command::Savepoint(op) => {
-                let r = super::savepoint::run(self, op);
-                return Some(r.map(|tag| {
-                    out.send(Reply::Complete(tag.into()));
-                }));
-            }
-            _ => return None,
-        };
-        self.release_capture_if_idle();
-        Some(
-            r.map(|tag| {
-                out.send(Reply::Complete(tag.to_string()));
-            })
-            .map_err(SqlError::from),
-        )
     }
 
     /// Arms statement_timeout for the statement about to run.
     pub(crate) fn arm_timeout(&mut self) {
         let Some(d) = self
+            .ctx
             .settings
             .get("statement_timeout")
             .and_then(|v| super::timeout::parse_duration(&v))
         else {
             return;
         };
-        let int = self.conn.interrupter();
+        let int = self.ctx.conn.interrupter();
         self.watchdog
             .get_or_insert_with(|| super::timeout::Watchdog::start(int))
             .arm(d);
@@ -644,19 +537,19 @@ impl Worker {
     ) -> Option<Result<String, SqlError>> {
         Some(match cmd {
             Command::Set { name, value } => {
-                if let Some((k, v)) = self.settings.set(name, value.as_deref()) {
+                if let Some((k, v)) = self.ctx.settings.set(name, value.as_deref()) {
                     out.send(Reply::ParameterStatus(k, v));
                 }
                 Ok("SET".into())
             }
             Command::Reset { name: Some(name) } => {
-                if let Some((k, v)) = self.settings.set(name, None) {
+                if let Some((k, v)) = self.ctx.settings.set(name, None) {
                     out.send(Reply::ParameterStatus(k, v));
                 }
                 Ok("RESET".into())
             }
             Command::Reset { name: None } => {
-                for (k, v) in self.settings.reset_all() {
+                for (k, v) in self.ctx.settings.reset_all() {
                     out.send(Reply::ParameterStatus(k, v));
                 }
                 Ok("RESET".into())
@@ -665,7 +558,7 @@ impl Worker {
                 let value = if name == "transaction isolation level" {
                     Some("serializable".to_string())
                 } else {
-                    self.settings.get(name)
+                    self.ctx.settings.get(name)
                 };
                 let row = super::reply::text_row(&value.unwrap_or_default());
                 out.send(Reply::Rows(vec![row], 1));
@@ -673,7 +566,7 @@ impl Worker {
             }
             Command::TransactionMode => Ok("SET".into()),
             Command::DiscardAll => {
-                if matches!(self.txn, Txn::Block | Txn::Failed) {
+                if matches!(self.tx.state, Txn::Block | Txn::Failed) {
                     return Some(Err(SqlError::new(
                         SqlState::ACTIVE_SQL_TRANSACTION,
                         "DISCARD ALL cannot run inside a transaction block",
@@ -681,7 +574,7 @@ impl Worker {
                 }
                 self.statements.clear();
                 self.portals.clear();
-                for (k, v) in self.settings.reset_all() {
+                for (k, v) in self.ctx.settings.reset_all() {
                     out.send(Reply::ParameterStatus(k, v));
                 }
                 Ok("DISCARD ALL".into())
@@ -689,6 +582,7 @@ impl Worker {
             Command::Deallocate { name: Some(n) } => {
                 if self.statements.remove(n).is_none() {
                     if let Err(e) = self
+                        .ctx
                         .conn
                         .exec(&format!("DEALLOCATE {}", crate::sql::quote_ident(n)))
                     {
@@ -716,7 +610,7 @@ impl Worker {
 
 /// What a statement is, or why the server will not run it: nested too deeply to analyse
 /// safely (54001), or malformed (42601).
-fn analyse(text: &str) -> Result<Command, SqlError> {
+fn analyse(text: &Lexed) -> Result<Command, SqlError> {
     if sql::depth::too_deep(text) {
         let mut e = SqlError::new(
             SqlState::STATEMENT_TOO_COMPLEX,
@@ -732,9 +626,9 @@ fn analyse(text: &str) -> Result<Command, SqlError> {
 }
 
 /// Statements that change table data.
-fn is_write(text: &str) -> bool {
+fn is_write(text: &Lexed) -> bool {
     matches!(
-        sql::lex::leading_words(text, 1).first().map(String::as_str),
+        text.first_word(),
         Some("INSERT" | "UPDATE" | "DELETE" | "MERGE" | "TRUNCATE" | "COPY" | "WITH")
     )
 }
@@ -743,8 +637,8 @@ fn is_write(text: &str) -> bool {
 /// are released (field drops follow this), so no writer waiting on them sees a half-ended one.
 impl Drop for Worker {
     fn drop(&mut self) {
-        if self.txn != Txn::Idle {
-            let _ = self.conn.exec("ROLLBACK");
+        if self.tx.state != Txn::Idle {
+            let _ = self.ctx.conn.exec("ROLLBACK");
         }
     }
 }

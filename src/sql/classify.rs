@@ -2,7 +2,8 @@
 //! it to DuckDB: transaction control, materialized-view commands, the
 //! tables a statement writes, and the command tag PostgreSQL would send.
 
-use super::lex::{tokenize, tokenize_prefix, Tok, Token};
+use super::lex::{Tok, Token};
+use super::lexed::Lexed;
 use crate::engine::StatementKind;
 
 /// A (possibly schema- or catalog-qualified) object name as written.
@@ -108,8 +109,8 @@ pub enum Command {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClassifyError(pub String);
 
-pub fn classify(sql: &str) -> Result<Command, ClassifyError> {
-    let toks = tokenize_prefix(sql, 12);
+pub fn classify(s: &Lexed) -> Result<Command, ClassifyError> {
+    let (sql, toks) = (s.text(), s.tokens());
     let w = |i: usize| {
         toks.get(i)
             .filter(|t| t.kind == Tok::Word)
@@ -121,19 +122,19 @@ pub fn classify(sql: &str) -> Result<Command, ClassifyError> {
         "START" => Command::StartTransaction,
         "COMMIT" | "END" => Command::Commit,
         "ROLLBACK" | "ABORT" if toks.iter().any(|t| t.is_kw("TO")) => {
-            Command::Savepoint(super::savepoint::parse(sql).map_err(ClassifyError)?)
+            Command::Savepoint(super::savepoint::parse(toks).map_err(ClassifyError)?)
         }
         "ROLLBACK" | "ABORT" => Command::Rollback,
         "SAVEPOINT" | "RELEASE" => {
-            Command::Savepoint(super::savepoint::parse(sql).map_err(ClassifyError)?)
+            Command::Savepoint(super::savepoint::parse(toks).map_err(ClassifyError)?)
         }
-        "SET" => parse_set(sql),
-        "COPY" => match super::copy::parse_copy(sql) {
+        "SET" => parse_set(s),
+        "COPY" => match super::copy::parse_copy(s) {
             Ok(Some(c)) => Command::Copy(c),
             Ok(None) => Command::Passthrough,
             Err(e) => return Err(ClassifyError(e)),
         },
-        "SHOW" => match setting_name(&toks, 1) {
+        "SHOW" => match setting_name(toks, 1) {
             Some((name, _))
                 if crate::compat::Settings::is_known(&name)
                     || name == "transaction isolation level" =>
@@ -146,7 +147,7 @@ pub fn classify(sql: &str) -> Result<Command, ClassifyError> {
             if w(1) == "ALL" {
                 Command::Reset { name: None }
             } else {
-                match setting_name(&toks, 1) {
+                match setting_name(toks, 1) {
                     Some((name, _)) if crate::compat::Settings::is_known(&name) => {
                         Command::Reset { name: Some(name) }
                     }
@@ -165,32 +166,32 @@ pub fn classify(sql: &str) -> Result<Command, ClassifyError> {
                 _ => Command::Passthrough,
             }
         }
-        "CREATE" if w(1) == "MATERIALIZED" && w(2) == "VIEW" => parse_create_matview(sql, false)?,
+        "CREATE" if w(1) == "MATERIALIZED" && w(2) == "VIEW" => parse_create_matview(s, false)?,
         "CREATE"
             if w(1) == "OR" && w(2) == "REPLACE" && w(3) == "MATERIALIZED" && w(4) == "VIEW" =>
         {
-            parse_create_matview(sql, true)?
+            parse_create_matview(s, true)?
         }
         "REFRESH" if w(1) == "MATERIALIZED" && w(2) == "VIEW" => {
-            let all = tokenize(sql);
+            let all = toks;
             let mut i = 3;
             if all.get(i).is_some_and(|t| t.is_kw("CONCURRENTLY")) {
                 i += 1;
             }
-            let (name, next) = parse_name(&all, i)
+            let (name, next) = parse_name(all, i)
                 .ok_or_else(|| ClassifyError("expected a materialized view name".into()))?;
             let with_data = !matches!(all.get(next..next + 3), Some([a, b, c]) if a.is_kw("WITH") && b.is_kw("NO") && c.is_kw("DATA"));
             Command::RefreshMatView { name, with_data }
         }
         "EXPLAIN" if w(1) == "REFRESH" && w(2) == "MATERIALIZED" && w(3) == "VIEW" => {
-            let all = tokenize(sql);
-            let (name, _) = parse_name(&all, 4)
+            let all = toks;
+            let (name, _) = parse_name(all, 4)
                 .ok_or_else(|| ClassifyError("expected a materialized view name".into()))?;
             Command::ExplainRefresh { name }
         }
         "DROP" if w(1) == "MATERIALIZED" && w(2) == "VIEW" => {
-            let all = tokenize(sql);
-            let (names, if_exists, cascade) = parse_drop_list(&all, 3)?;
+            let all = toks;
+            let (names, if_exists, cascade) = parse_drop_list(all, 3)?;
             Command::DropMatView {
                 names,
                 if_exists,
@@ -198,12 +199,12 @@ pub fn classify(sql: &str) -> Result<Command, ClassifyError> {
             }
         }
         "ALTER" if w(1) == "MATERIALIZED" && w(2) == "VIEW" => {
-            let all = tokenize(sql);
+            let all = toks;
             let mut i = 3;
             if all.get(i).is_some_and(|t| t.is_kw("IF")) {
                 i += 2;
             }
-            let (name, next) = parse_name(&all, i)
+            let (name, next) = parse_name(all, i)
                 .ok_or_else(|| ClassifyError("expected a materialized view name".into()))?;
             match all.get(next..next + 3) {
                 Some([r, t, n])
@@ -224,17 +225,17 @@ pub fn classify(sql: &str) -> Result<Command, ClassifyError> {
             }
         }
         "DROP" if matches!(w(1), "TABLE" | "VIEW") => {
-            let all = tokenize(sql);
-            let (names, _, cascade) = parse_drop_list(&all, 2)?;
+            let all = toks;
+            let (names, _, cascade) = parse_drop_list(all, 2)?;
             Command::DropRelation { names, cascade }
         }
         "ALTER" if matches!(w(1), "TABLE" | "VIEW") => {
-            let all = tokenize_prefix(sql, 16);
+            let all = toks;
             let mut i = 2;
             if all.get(i).is_some_and(|t| t.is_kw("IF")) {
                 i += 2;
             }
-            match parse_name(&all, i) {
+            match parse_name(all, i) {
                 Some((name, _)) => Command::AlterRelation { name },
                 None => Command::Passthrough,
             }
@@ -267,8 +268,8 @@ fn setting_name(toks: &[Token], i: usize) -> Option<(String, usize)> {
     Some((name, j))
 }
 
-fn parse_set(sql: &str) -> Command {
-    let toks = tokenize(sql);
+fn parse_set(s: &Lexed) -> Command {
+    let (sql, toks) = (s.text(), s.tokens());
     let mut i = 1;
     if toks
         .get(i)
@@ -282,7 +283,7 @@ fn parse_set(sql: &str) -> Command {
     if toks.get(i).is_some_and(|t| t.is_kw("TRANSACTION")) {
         return Command::TransactionMode;
     }
-    let Some((name, mut j)) = setting_name(&toks, i) else {
+    let Some((name, mut j)) = setting_name(toks, i) else {
         return Command::Passthrough;
     };
     if name == "transaction isolation level" || !crate::compat::Settings::is_known(&name) {
@@ -373,15 +374,15 @@ fn parse_drop_list(toks: &[Token], mut i: usize) -> Result<(Vec<Name>, bool, boo
     Ok((names, if_exists, cascade))
 }
 
-fn parse_create_matview(sql: &str, or_replace: bool) -> Result<Command, ClassifyError> {
-    let toks = tokenize(sql);
+fn parse_create_matview(s: &Lexed, or_replace: bool) -> Result<Command, ClassifyError> {
+    let (sql, toks) = (s.text(), s.tokens());
     let mut i = if or_replace { 5 } else { 3 };
     let mut if_not_exists = false;
     if toks.get(i).is_some_and(|t| t.is_kw("IF")) {
         if_not_exists = true;
         i += 3;
     }
-    let (name, mut i) = parse_name(&toks, i)
+    let (name, mut i) = parse_name(toks, i)
         .ok_or_else(|| ClassifyError("expected a materialized view name".into()))?;
     let mut columns = None;
     if toks.get(i).is_some_and(|t| t.is_punct("(")) {
@@ -446,9 +447,9 @@ fn parse_create_matview(sql: &str, or_replace: bool) -> Result<Command, Classify
 
 /// Tables a statement writes: INSERT INTO, UPDATE, DELETE FROM, TRUNCATE,
 /// MERGE INTO and COPY ... FROM targets, including inside WITH clauses.
-pub fn write_targets(sql: &str) -> Vec<Name> {
-    let first = tokenize_prefix(sql, 2);
-    let starts_like_write = first.iter().take(1).any(|t| {
+pub fn write_targets(s: &Lexed) -> Vec<Name> {
+    let toks = s.tokens();
+    let starts_like_write = toks.iter().take(1).any(|t| {
         t.kind == Tok::Word
             && matches!(
                 t.text.as_str(),
@@ -458,7 +459,6 @@ pub fn write_targets(sql: &str) -> Vec<Name> {
     if !starts_like_write {
         return Vec::new();
     }
-    let toks = tokenize(sql);
     let mut out = Vec::new();
     for (i, t) in toks.iter().enumerate() {
         if t.kind != Tok::Word {
@@ -466,25 +466,23 @@ pub fn write_targets(sql: &str) -> Vec<Name> {
         }
         let target = match t.text.as_str() {
             "INSERT" | "MERGE" if toks.get(i + 1).is_some_and(|n| n.is_kw("INTO")) => {
-                parse_name(&toks, i + 2)
+                parse_name(toks, i + 2)
             }
             // DuckDB's INSERT OR REPLACE / OR IGNORE INTO.
             "INSERT"
                 if toks.get(i + 1).is_some_and(|n| n.is_kw("OR"))
                     && toks.get(i + 3).is_some_and(|n| n.is_kw("INTO")) =>
             {
-                parse_name(&toks, i + 4)
+                parse_name(toks, i + 4)
             }
-            "DELETE" if toks.get(i + 1).is_some_and(|n| n.is_kw("FROM")) => {
-                parse_name(&toks, i + 2)
-            }
+            "DELETE" if toks.get(i + 1).is_some_and(|n| n.is_kw("FROM")) => parse_name(toks, i + 2),
             "UPDATE"
                 if i == 0
                     || !toks[i - 1].is_kw("DO")
                         && !toks[i - 1].is_kw("FOR")
                         && !toks[i - 1].is_kw("THEN") =>
             {
-                parse_name(&toks, i + 1).filter(|(n, _)| !n.name.eq_ignore_ascii_case("set"))
+                parse_name(toks, i + 1).filter(|(n, _)| !n.name.eq_ignore_ascii_case("set"))
             }
             "TRUNCATE" => {
                 let j = if toks.get(i + 1).is_some_and(|n| n.is_kw("TABLE")) {
@@ -492,10 +490,10 @@ pub fn write_targets(sql: &str) -> Vec<Name> {
                 } else {
                     i + 1
                 };
-                parse_name(&toks, j)
+                parse_name(toks, j)
             }
             "COPY" if i == 0 => {
-                let named = parse_name(&toks, i + 1);
+                let named = parse_name(toks, i + 1);
                 if toks.iter().any(|t| t.is_kw("FROM")) {
                     named
                 } else {
@@ -512,8 +510,8 @@ pub fn write_targets(sql: &str) -> Vec<Name> {
 }
 
 /// The relation a `CREATE OR REPLACE TABLE|VIEW …` would replace.
-pub fn replaced_relation(sql: &str) -> Option<Name> {
-    let toks = tokenize_prefix(sql, 12);
+pub fn replaced_relation(s: &Lexed) -> Option<Name> {
+    let toks = s.tokens();
     let mut i = 0;
     for kw in ["CREATE", "OR", "REPLACE"] {
         if !toks.get(i)?.is_kw(kw) {
@@ -531,12 +529,12 @@ pub fn replaced_relation(sql: &str) -> Option<Name> {
     if !(kind.is_kw("TABLE") || kind.is_kw("VIEW")) {
         return None;
     }
-    parse_name(&toks, i + 1).map(|(n, _)| n)
+    parse_name(toks, i + 1).map(|(n, _)| n)
 }
 
 /// The command tag PostgreSQL sends for a completed statement.
-pub fn command_tag(sql: &str, kind: StatementKind, rows: u64, returned_rows: bool) -> String {
-    let toks = tokenize_prefix(sql, 8);
+pub fn command_tag(s: &Lexed, kind: StatementKind, rows: u64, returned_rows: bool) -> String {
+    let toks = &s.tokens()[..s.tokens().len().min(8)];
     let words: Vec<&str> = toks
         .iter()
         .skip_while(|t| t.is_punct("("))
@@ -607,6 +605,14 @@ pub fn command_tag(sql: &str, kind: StatementKind, rows: u64, returned_rows: boo
 mod tests {
     use super::*;
     use crate::sql::savepoint::SavepointOp;
+
+    fn classify(sql: &str) -> Result<Command, ClassifyError> {
+        super::classify(&Lexed::new(sql))
+    }
+
+    fn command_tag(sql: &str, kind: StatementKind, rows: u64, returned: bool) -> String {
+        super::command_tag(&Lexed::new(sql), kind, rows, returned)
+    }
 
     #[test]
     fn matview_commands() {
@@ -703,7 +709,7 @@ mod tests {
     #[test]
     fn finds_write_targets() {
         let names = |s: &str| {
-            write_targets(s)
+            write_targets(&Lexed::new(s))
                 .into_iter()
                 .map(|n| n.name)
                 .collect::<Vec<_>>()

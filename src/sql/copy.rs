@@ -3,7 +3,7 @@
 //! DuckDB's own COPY reads and that clients may ask for.
 
 use super::classify::Name;
-use super::lex::{tokenize, Tok, Token};
+use super::lex::{Tok, Token};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CopyOptions {
@@ -45,8 +45,8 @@ pub enum Copy {
 
 /// Reads a COPY statement that uses STDIN/STDOUT; None for other COPYs
 /// (to or from files, which DuckDB runs itself).
-pub fn parse_copy(sql: &str) -> Result<Option<Copy>, String> {
-    let toks = tokenize(sql);
+pub fn parse_copy(s: &super::lexed::Lexed) -> Result<Option<Copy>, String> {
+    let (sql, toks) = (s.text(), s.tokens());
     if !toks.first().is_some_and(|t| t.is_kw("COPY")) {
         return Ok(None);
     }
@@ -54,7 +54,7 @@ pub fn parse_copy(sql: &str) -> Result<Option<Copy>, String> {
     let mut source_query = None;
     let mut table = None;
     if toks.get(i).is_some_and(|t| t.is_punct("(")) {
-        let close = matching_paren(&toks, i).ok_or("unbalanced parentheses in COPY")?;
+        let close = matching_paren(toks, i).ok_or("unbalanced parentheses in COPY")?;
         source_query = Some(sql[toks[i].end..toks[close].start].trim().to_string());
         i = close + 1;
     } else {
@@ -82,7 +82,7 @@ pub fn parse_copy(sql: &str) -> Result<Option<Copy>, String> {
     }
     let mut columns = None;
     if toks.get(i).is_some_and(|t| t.is_punct("(")) {
-        let close = matching_paren(&toks, i).ok_or("unbalanced parentheses in COPY")?;
+        let close = matching_paren(toks, i).ok_or("unbalanced parentheses in COPY")?;
         columns = Some(
             toks[i + 1..close]
                 .iter()
@@ -357,6 +357,10 @@ pub fn csv_field(v: Option<&[u8]>, o: &CopyOptions, out: &mut Vec<u8>) {
 mod tests {
     use super::*;
 
+    fn parse_copy(sql: &str) -> Result<Option<Copy>, String> {
+        super::parse_copy(&crate::sql::lexed::Lexed::new(sql))
+    }
+
     #[test]
     fn reads_copy_statements() {
         let c = parse_copy("COPY t (a, b) FROM STDIN WITH (FORMAT csv, HEADER true)")
@@ -406,7 +410,7 @@ mod tests {
         out.push(b'\t');
         text_field(None, &o, &mut out);
         assert_eq!(out, b"a\\tb\\\\\t\\N");
-        let csv = parse_options(&tokenize("CSV")).unwrap();
+        let csv = parse_options(&super::super::lex::tokenize("CSV")).unwrap();
         let mut out = Vec::new();
         csv_field(Some(b"x,y"), &csv, &mut out);
         out.push(b',');

@@ -8,7 +8,8 @@
 //! 1,000 branches 0.28 s, 2,000 0.86 s, 4,000 6.2 s, 10,000 34 s, during which the session
 //! cannot be cancelled), so the operations in a statement count as levels too.
 
-use super::lex::{tokenize, Tok};
+use super::lex::{Tok, Token};
+use super::lexed::Lexed;
 
 /// The deepest nesting of parentheses accepted. Hand-written and generated SQL stays far below
 /// it; the session thread's stack holds it with room to spare (tested in tests/wire_protocol.rs).
@@ -16,9 +17,9 @@ pub const MAX_DEPTH: usize = 1000;
 
 /// The deepest nesting in `sql`: of parentheses (outside strings, names and comments), or of set
 /// operations, whichever is deeper.
-pub fn nesting(sql: &str) -> usize {
+pub fn nesting(toks: &[Token]) -> usize {
     let (mut depth, mut max, mut set_ops) = (0usize, 0usize, 0usize);
-    for t in tokenize(sql) {
+    for t in toks {
         if t.kind == Tok::Word {
             if matches!(t.text.as_str(), "UNION" | "INTERSECT" | "EXCEPT") {
                 set_ops += 1;
@@ -41,14 +42,22 @@ pub fn nesting(sql: &str) -> usize {
 }
 
 /// Whether `sql` nests deeper than [`MAX_DEPTH`].
-pub fn too_deep(sql: &str) -> bool {
-    // A statement shorter than the limit cannot nest past it.
-    sql.len() > MAX_DEPTH && nesting(sql) > MAX_DEPTH
+pub fn too_deep(s: &Lexed) -> bool {
+    // A statement with fewer tokens than the limit cannot nest past it.
+    s.tokens().len() > MAX_DEPTH && nesting(s.tokens()) > MAX_DEPTH
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn nesting(sql: &str) -> usize {
+        super::nesting(&super::super::lex::tokenize(sql))
+    }
+
+    fn too_deep(sql: &str) -> bool {
+        super::too_deep(&Lexed::new(sql))
+    }
 
     #[test]
     fn counts_parentheses_outside_quotes() {

@@ -117,17 +117,21 @@ fn analyse(text: &str) {
         assert!(text.is_char_boundary(t.start) && text.is_char_boundary(t.end));
         assert!(t.start <= t.end && t.end <= text.len());
     }
-    let _ = lex::leading_words(text, 3);
     for s in split_statements(text) {
+        for t in s.tokens() {
+            assert!(s.text().is_char_boundary(t.start) && s.text().is_char_boundary(t.end));
+            assert!(t.start <= t.end && t.end <= s.text().len());
+        }
         let _ = classify(&s);
         let _ = write_targets(&s);
         let _ = copy::parse_copy(&s);
         let _ = multi::split(&s);
         let _ = params::cast_types(&s);
         let _ = params::substitute(&s, &|n| format!("${n}"));
-        let _ = savepoint::parse(&s);
-        let _ = upsert::rewrite(&s, &mut |_| Ok(vec!["a".into(), "b".into()]));
+        let _ = savepoint::parse(s.tokens());
+        let _ = upsert::rewrite(s.text(), &mut |_| Ok(vec!["a".into(), "b".into()]));
         let _ = crate::compat::rewrite(&s);
+        let _ = crate::compat::normalize(s.clone(), "db");
     }
 }
 

@@ -201,30 +201,6 @@ fn skip(b: &[u8], open: usize, q: u8) -> usize {
     b.len()
 }
 
-/// The first `n` keywords of a statement, skipping leading parentheses.
-pub fn leading_words(sql: &str, n: usize) -> Vec<String> {
-    tokenize_prefix(sql, n + 4)
-        .into_iter()
-        .skip_while(|t| t.is_punct("("))
-        .take_while(|t| t.kind == Tok::Word)
-        .take(n)
-        .map(|t| t.text)
-        .collect()
-}
-
-/// Tokenizes only as far as needed for the first `n` tokens (statements can
-/// be megabytes of VALUES).
-pub fn tokenize_prefix(sql: &str, n: usize) -> Vec<Token> {
-    let cut = sql
-        .char_indices()
-        .nth(4096)
-        .map(|(i, _)| i)
-        .unwrap_or(sql.len());
-    let mut toks = tokenize(&sql[..cut]);
-    toks.truncate(n);
-    toks
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,11 +220,6 @@ mod tests {
                 "SELECT",
                 "'a'"
             ]
-        );
-        assert_eq!(leading_words("(select 1)", 1), vec!["SELECT"]);
-        assert_eq!(
-            leading_words("/* c */ insert into t", 2),
-            vec!["INSERT", "INTO"]
         );
     }
 }

@@ -6,11 +6,11 @@ pub mod classify;
 pub mod copy;
 pub mod depth;
 pub mod lex;
+pub mod lexed;
 pub mod merge;
 pub mod multi;
 pub mod params;
 pub mod savepoint;
-pub mod split;
 pub mod upsert;
 
 #[cfg(test)]
@@ -20,4 +20,4 @@ pub use classify::{
     classify, command_tag, quote_ident, replaced_relation, write_targets, ClassifyError, Command,
     Name,
 };
-pub use split::split_statements;
+pub use lexed::{split as split_statements, Lexed};

@@ -3,7 +3,8 @@
 //! object, run by the session in one transaction (pgbench -i sends
 //! `drop table if exists a, b, c` and `truncate table a, b, c`).
 
-use super::lex::{tokenize, Tok, Token};
+use super::lex::{Tok, Token};
+use super::lexed::Lexed;
 use super::upsert::{Rewrite, Step};
 
 /// Object kinds whose DROP takes a list, with the command tag.
@@ -20,8 +21,8 @@ const DROPS: &[(&str, &str)] = &[
 
 /// Some(one statement per object) when `sql` drops or truncates more than
 /// one object; None otherwise (the statement runs as written).
-pub fn split(sql: &str) -> Option<Rewrite> {
-    let toks = tokenize(sql);
+pub fn split(s: &Lexed) -> Option<Rewrite> {
+    let (sql, toks) = (s.text(), s.tokens());
     let word = |i: usize| {
         toks.get(i)
             .filter(|t| t.kind == Tok::Word)
@@ -95,7 +96,8 @@ mod tests {
     use super::*;
 
     fn parts(sql: &str) -> Option<(Vec<String>, &'static str)> {
-        split(sql).map(|r| (r.steps.iter().map(|s| s.sql().to_string()).collect(), r.tag))
+        split(&Lexed::new(sql))
+            .map(|r| (r.steps.iter().map(|s| s.sql().to_string()).collect(), r.tag))
     }
 
     #[test]

@@ -2,12 +2,13 @@
 //! statement gives them with casts, and substitutions that let DuckDB type
 //! a statement before any value is bound.
 
-use super::lex::{tokenize, Tok};
+use super::lex::Tok;
+use super::lexed::Lexed;
 
 /// For each `$n` followed by `::type` or inside `CAST($n AS type)`, the
 /// type name as written (`integer`, `varchar(10)`, `int[]`).
-pub fn cast_types(sql: &str) -> Vec<(usize, String)> {
-    let toks = tokenize(sql);
+pub fn cast_types(s: &Lexed) -> Vec<(usize, String)> {
+    let (sql, toks) = (s.text(), s.tokens());
     let mut out = Vec::new();
     for (i, t) in toks.iter().enumerate() {
         let Some(n) = param_index(t) else { continue };
@@ -65,11 +66,12 @@ fn param_index(t: &super::lex::Token) -> Option<usize> {
 }
 
 /// Replaces every `$n` by `f(n)` (text outside placeholders unchanged).
-pub fn substitute(sql: &str, f: &dyn Fn(usize) -> String) -> String {
+pub fn substitute(s: &Lexed, f: &dyn Fn(usize) -> String) -> String {
+    let sql = s.text();
     let mut out = String::with_capacity(sql.len() + 16);
     let mut last = 0;
-    for t in tokenize(sql) {
-        if let Some(n) = param_index(&t) {
+    for t in s.tokens() {
+        if let Some(n) = param_index(t) {
             out.push_str(&sql[last..t.start]);
             out.push_str(&f(n));
             last = t.end;
@@ -82,6 +84,14 @@ pub fn substitute(sql: &str, f: &dyn Fn(usize) -> String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn cast_types(sql: &str) -> Vec<(usize, String)> {
+        super::cast_types(&Lexed::new(sql))
+    }
+
+    fn substitute(sql: &str, f: &dyn Fn(usize) -> String) -> String {
+        super::substitute(&Lexed::new(sql), f)
+    }
 
     #[test]
     fn finds_casts() {

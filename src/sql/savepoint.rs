@@ -1,7 +1,7 @@
 //! SAVEPOINT, RELEASE [SAVEPOINT] and ROLLBACK [WORK | TRANSACTION] TO
 //! [SAVEPOINT]: which one, and the savepoint's name as PostgreSQL folds it.
 
-use super::lex::{tokenize, Tok};
+use super::lex::{Tok, Token};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SavepointOp {
@@ -11,8 +11,7 @@ pub enum SavepointOp {
 }
 
 /// Reads a savepoint command; Err is a syntax error's message.
-pub fn parse(sql: &str) -> Result<SavepointOp, String> {
-    let toks = tokenize(sql);
+pub fn parse(toks: &[Token]) -> Result<SavepointOp, String> {
     let word = |i: usize| {
         toks.get(i)
             .filter(|t| t.kind == Tok::Word)
@@ -44,7 +43,7 @@ pub fn parse(sql: &str) -> Result<SavepointOp, String> {
         .filter(|t| !t.is_punct(";"))
         .collect();
     match rest.as_slice() {
-        [t] if t.kind == Tok::Word => Ok(op(sql[t.start..t.end].to_lowercase())),
+        [t] if t.kind == Tok::Word => Ok(op(t.text.to_lowercase())),
         [t] if t.kind == Tok::Ident => Ok(op(t.text.clone())),
         [] => Err("syntax error: savepoint name expected".into()),
         _ => Err("syntax error after the savepoint name".into()),
@@ -55,6 +54,10 @@ pub fn parse(sql: &str) -> Result<SavepointOp, String> {
 mod tests {
     use super::*;
     use SavepointOp::*;
+
+    fn parse(sql: &str) -> Result<SavepointOp, String> {
+        super::parse(&super::super::lex::tokenize(sql))
+    }
 
     #[test]
     fn forms() {

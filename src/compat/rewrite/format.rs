@@ -130,7 +130,7 @@ fn quote(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::rewrite;
+    use super::super::tests::rewrite;
 
     #[test]
     fn specifiers_become_concatenation() {

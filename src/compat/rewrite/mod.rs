@@ -21,7 +21,8 @@
 //! - `current_setting('x')` for PostgreSQL's parameters, `current_schema`,
 //!   `current_schemas(...)`, `current_database()` and `version()` answer as PostgreSQL would.
 
-use crate::sql::lex::{tokenize, Tok, Token};
+use crate::sql::lex::{Tok, Token};
+use crate::sql::Lexed;
 
 mod casts;
 mod format;
@@ -167,12 +168,12 @@ const TRIGGERS: &[&str] = &[
 ];
 
 /// The statement to hand DuckDB instead of `sql`, or None to run it as is.
-pub fn rewrite(sql: &str) -> Option<String> {
+pub fn rewrite(s: &Lexed) -> Option<String> {
+    let sql = s.text();
     if !might_need(sql) && !has_empty_select(sql) {
         return None;
     }
-    let toks = tokenize(sql);
-    let edits = plan(&toks);
+    let edits = plan(s.tokens());
     if edits.is_empty() {
         return None;
     }

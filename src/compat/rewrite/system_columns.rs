@@ -96,7 +96,7 @@ fn catalog_names(toks: &[Token]) -> HashMap<String, u32> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::rewrite;
+    use super::super::tests::rewrite;
 
     #[test]
     fn tableoid_and_xmin_of_catalog_aliases() {

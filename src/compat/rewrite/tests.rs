@@ -2,6 +2,10 @@
 
 use super::*;
 
+pub(super) fn rewrite(sql: &str) -> Option<String> {
+    super::rewrite(&Lexed::new(sql))
+}
+
 fn rw(sql: &str) -> String {
     rewrite(sql).unwrap_or_else(|| sql.to_string())
 }
