@@ -46,8 +46,8 @@ impl TableRef<'_> {
     }
 }
 
-/// Stands for the table in the bodies [`pin`] is given (replaced by the table's name at the end,
-/// so the new derived tables are not taken for references to it).
+/// Stands for the table in the FROM clauses of the bodies [`pin`] is given (renamed to the table
+/// at the end, so the new derived tables are not taken for references to it).
 pub const TABLE: &str = "_duckmv_pinned_table";
 
 /// The columns an earlier pin's derived table selects: (column of the table, name in the view).
@@ -76,7 +76,35 @@ pub fn pin(
         replaced: 0,
     };
     let _ = q.visit(&mut swap);
-    (swap.replaced > 0).then(|| q.to_string().replace(TABLE, relation))
+    if swap.replaced == 0 {
+        return None;
+    }
+    let mut rename = Rename {
+        to: Parser::new(&GenericDialect {})
+            .try_with_sql(relation)
+            .ok()?
+            .parse_object_name(false)
+            .ok()?,
+    };
+    let _ = q.visit(&mut rename);
+    Some(q.to_string())
+}
+
+/// Names the table where a body said [`TABLE`].
+struct Rename {
+    to: ObjectName,
+}
+
+impl VisitorMut for Rename {
+    type Break = ();
+    fn pre_visit_table_factor(&mut self, tf: &mut TableFactor) -> ControlFlow<()> {
+        if let TableFactor::Table { name, .. } = tf {
+            if matches!(parts(name).as_slice(), [n] if n == TABLE) {
+                *name = self.to.clone();
+            }
+        }
+        ControlFlow::Continue(())
+    }
 }
 
 fn parts(n: &ObjectName) -> Vec<String> {
