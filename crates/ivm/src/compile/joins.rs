@@ -2,19 +2,17 @@
 //! joins become one `ItemFrom::Tree` item; `SEMI JOIN`/`ANTI JOIN`, `[NOT] EXISTS` and
 //! `[NOT] IN (subquery)` conjuncts of WHERE become existence filters of the block.
 
+use sqlparser::ast::helpers::attached_token::AttachedToken;
 use sqlparser::ast::{
-    BinaryOperator, Expr, Ident, InTarget, JoinConstraint, JoinOperator, Query, Select, SelectItem,
-    SetExpr, TableWithJoins, UnaryOperator, VisitMut, VisitorMut,
+    BinaryOperator, CaseWhen, Expr, Ident, InTarget, JoinConstraint, JoinOperator, Query, Select,
+    SelectItem, SetExpr, TableWithJoins, UnaryOperator, Value, VisitMut, VisitorMut,
 };
-use sqlparser::dialect::GenericDialect;
-use sqlparser::parser::Parser;
 use std::ops::ControlFlow;
 
 use super::super::outer::{Kind, Tree};
 use super::super::plan::{Block, Rel};
 use super::super::semi::{guard_placeholder, Exists, Guard};
 use super::super::text::ident;
-use super::super::IvmError;
 use super::{full, Analyzer, BlockFrom, Item, ItemFrom, Scope, Stop, R};
 
 /// Joins the existing flat path handles (their ON predicates join the block's filter).
@@ -313,19 +311,34 @@ impl Analyzer<'_> {
             return Ok(placeholder(exists.len() - 1));
         }
         exists.push(self.exists(subquery, false, lhs, false, scope, out)?);
-        let matched = guard_placeholder(exists.len() - 1);
+        let matched = exists.len() - 1;
         exists.push(self.exists(subquery, false, lhs, true, scope, out)?);
-        let unknown = guard_placeholder(exists.len() - 1);
-        let value = format!(
-            "{}(CASE WHEN {matched} THEN TRUE WHEN {unknown} THEN NULL ELSE FALSE END)",
-            if anti { "NOT " } else { "" }
-        );
+        let unknown = exists.len() - 1;
+        let when = |condition: Expr, result: Value| CaseWhen {
+            condition,
+            result: Expr::value(result),
+        };
+        // CASE WHEN matched THEN TRUE WHEN unknown THEN NULL ELSE FALSE END
+        let case = Expr::Nested(Box::new(Expr::Case {
+            case_token: AttachedToken::empty(),
+            end_token: AttachedToken::empty(),
+            operand: None,
+            conditions: vec![
+                when(placeholder(matched), Value::Boolean(true)),
+                when(placeholder(unknown), Value::Null),
+            ],
+            else_result: Some(Box::new(Expr::value(Value::Boolean(false)))),
+        }));
+        let value = if anti {
+            Expr::UnaryOp {
+                op: UnaryOperator::Not,
+                expr: Box::new(case),
+            }
+        } else {
+            case
+        };
         // Parenthesized: it replaces an operand of whatever surrounds the test (`… IS NULL`).
-        Parser::new(&GenericDialect {})
-            .try_with_sql(&value)
-            .and_then(|mut p| p.parse_expr())
-            .map(|e| Expr::Nested(Box::new(e)))
-            .map_err(|e| Stop::Err(IvmError::Internal(format!("{value}: {e}"))))
+        Ok(Expr::Nested(Box::new(value)))
     }
 
     /// The existence filter of `[NOT] EXISTS (q)` or `lhs [NOT] IN (q)`.
