@@ -76,12 +76,8 @@ pub fn run_command(
                 if_not_exists: *if_not_exists,
             };
             let o = ivm::create_view(&mut ConnSql(&ctx.conn), &v).map_err(ivm_err)?;
-            ctx.shared.views.clear();
-            ctx.shared
-                .matviews
-                .write()
-                .insert(name.name.to_ascii_lowercase());
-            reload_tracked(ctx);
+            // The new view is in this transaction's catalog, and its sources are tracked.
+            ctx.shared.reload_catalog(&ctx.conn);
             let tag = if *with_data {
                 format!("SELECT {}", o.rows)
             } else {
@@ -377,33 +373,11 @@ fn touches_internal_schema(text: &Lexed) -> bool {
     })
 }
 
-/// Re-reads the names of materialized views and of the tables they read
-/// from the catalog.
+/// After a command changed the catalog: the capture lock's epoch moves at the transaction's
+/// end, and the server's caches are read again (see `Shared::reload_catalog`).
 pub fn reload_matviews(ctx: &Context, capture: &mut CaptureTxn) {
-    use ivm::Sql;
-    // Compiled plans may belong to views that were just dropped, renamed or rolled back.
-    ctx.shared.views.clear();
     capture.bump_at_end = true;
-    if let Ok(rows) = ConnSql(&ctx.conn).query("SELECT name FROM _duckmv.views") {
-        ctx.shared.set_matviews(
-            rows.into_iter()
-                .filter_map(|r| r.into_iter().next().flatten()),
-        );
-    }
-    reload_tracked(ctx);
-}
-
-/// Adds the tables views read to the set whose writers take the capture lock.
-fn reload_tracked(ctx: &Context) {
-    use ivm::Sql;
-    if let Ok(rows) =
-        ConnSql(&ctx.conn).query("SELECT DISTINCT source_name FROM _duckmv.view_sources")
-    {
-        ctx.shared.add_tracked(
-            rows.into_iter()
-                .filter_map(|r| r.into_iter().next().flatten()),
-        );
-    }
+    ctx.shared.reload_catalog(&ctx.conn);
 }
 
 /// For an upsert or MERGE whose target a materialized view reads: the plain

@@ -19,7 +19,9 @@ mod ivm_sql;
 mod matview;
 pub mod reply;
 mod savepoint;
+mod settings_command;
 mod shared;
+mod statement;
 mod timeout;
 mod transaction;
 mod worker;
@@ -162,8 +164,7 @@ pub fn bootstrap(shared: &Arc<Shared>) -> Result<(), SqlError> {
     if let Err(e) = crate::compat::install(&conn) {
         tracing::error!("installing PostgreSQL compatibility objects failed: {e}");
     }
-    let ctx = context::Context::new(conn, shared.clone());
-    matview::reload_matviews(&ctx, &mut capture_txn::CaptureTxn::new(shared.clone()));
+    shared.reload_catalog(&conn);
     Ok(())
 }
 

@@ -12,13 +12,8 @@
 //!
 //! "Changed" is counted per statement: anything but a plain query counts.
 
-use super::context::Context;
-use super::exec::{Statement, StmtKind};
 use super::reply::SqlError;
-use super::transaction::{Tx, Txn, ABORTED};
-use crate::engine::StatementKind;
 use crate::sql::savepoint::SavepointOp;
-use crate::sql::Command;
 use crate::sqlstate::SqlState;
 
 #[derive(Default)]
@@ -36,22 +31,8 @@ impl Savepoints {
     }
 
     /// Counts a statement about to run, unless it only reads.
-    pub fn note(&mut self, st: &Statement) {
-        let reads = match &st.kind {
-            StmtKind::Empty => true,
-            // A WITH query may hold a data-modifying CTE: counted.
-            StmtKind::Duck(p) => {
-                p.borrow().kind == StatementKind::Select && st.lexed.first_word() != Some("WITH")
-            }
-            StmtKind::Command(c) => matches!(
-                c,
-                Command::Show { .. }
-                    | Command::ExplainRefresh { .. }
-                    | Command::Copy(crate::sql::copy::Copy::To { .. })
-            ),
-            StmtKind::Rewrite(_) => false,
-        };
-        if !reads {
+    pub fn note(&mut self, only_reads: bool) {
+        if !only_reads {
             self.changes += 1;
         }
     }
@@ -69,57 +50,49 @@ impl Savepoints {
     }
 }
 
-/// Runs a savepoint command; returns its command tag.
-pub fn run(tx: &mut Tx, ctx: &Context, op: &SavepointOp) -> Result<&'static str, SqlError> {
-    let verb = match op {
-        SavepointOp::Define(_) => "SAVEPOINT",
-        SavepointOp::Release(_) => "RELEASE SAVEPOINT",
-        SavepointOp::RollbackTo(_) => "ROLLBACK TO SAVEPOINT",
-    };
-    match tx.state {
-        Txn::Idle | Txn::Implicit => {
-            return Err(SqlError::new(
-                SqlState::NO_ACTIVE_SQL_TRANSACTION,
-                format!("{verb} can only be used in transaction blocks"),
-            ))
-        }
-        Txn::Failed if !matches!(op, SavepointOp::RollbackTo(_)) => {
-            return Err(SqlError::new(SqlState::IN_FAILED_SQL_TRANSACTION, ABORTED))
-        }
-        _ => {}
-    }
-    let sp = &mut tx.savepoints;
-    match op {
-        SavepointOp::Define(name) => {
-            sp.marks.push((name.clone(), sp.changes));
-            Ok("SAVEPOINT")
-        }
-        SavepointOp::Release(name) => {
-            let i = sp.find(name)?;
-            sp.marks.truncate(i);
-            Ok("RELEASE")
-        }
-        SavepointOp::RollbackTo(name) => {
-            let i = sp.find(name)?;
-            let at = sp.marks[i].1;
-            // The savepoint itself stays; the ones after it go.
-            sp.marks.truncate(i + 1);
-            if tx.state == Txn::Block && sp.changes == at {
-                return Ok("ROLLBACK");
+/// What a savepoint command asks of the transaction.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Done: the command tag.
+    Tag(&'static str),
+    /// ROLLBACK TO a savepoint set before any change: roll back and begin again.
+    Restart,
+}
+
+impl Savepoints {
+    /// Applies a savepoint command inside a transaction block (`failed`: the block failed).
+    pub fn apply(&mut self, op: &SavepointOp, failed: bool) -> Result<Outcome, SqlError> {
+        match op {
+            SavepointOp::Define(name) => {
+                self.marks.push((name.clone(), self.changes));
+                Ok(Outcome::Tag("SAVEPOINT"))
             }
-            if at == 0 {
-                tx.restart_block(ctx)?;
-                return Ok("ROLLBACK");
+            SavepointOp::Release(name) => {
+                let i = self.find(name)?;
+                self.marks.truncate(i);
+                Ok(Outcome::Tag("RELEASE"))
             }
-            let mut e = SqlError::new(
-                SqlState::FEATURE_NOT_SUPPORTED,
-                format!(
-                    "cannot roll back to savepoint \"{name}\": the transaction changed data before it, \
-                     and DuckDB has no subtransactions to undo only the later part"
-                ),
-            );
-            e.hint = Some("ROLLBACK the whole transaction and run it again.".into());
-            Err(e)
+            SavepointOp::RollbackTo(name) => {
+                let i = self.find(name)?;
+                let at = self.marks[i].1;
+                // The savepoint itself stays; the ones after it go.
+                self.marks.truncate(i + 1);
+                if !failed && self.changes == at {
+                    return Ok(Outcome::Tag("ROLLBACK"));
+                }
+                if at == 0 {
+                    return Ok(Outcome::Restart);
+                }
+                let mut e = SqlError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    format!(
+                        "cannot roll back to savepoint \"{name}\": the transaction changed data before it, \
+                         and DuckDB has no subtransactions to undo only the later part"
+                    ),
+                );
+                e.hint = Some("ROLLBACK the whole transaction and run it again.".into());
+                Err(e)
+            }
         }
     }
 }

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use parking_lot::{Mutex, RwLock};
 
 use super::capture_lock::CaptureLock;
-use crate::engine::Database;
+use super::ivm_sql::ConnSql;
+use crate::engine::{Conn, Database};
+use crate::ivm::Sql;
 
 pub struct Shared {
     pub db: Arc<Database>,
@@ -29,6 +31,26 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// Re-reads the names of materialized views and of the tables they read from the catalog.
+    /// Compiled plans are dropped: they may belong to views just dropped, renamed or rolled back.
+    pub fn reload_catalog(&self, conn: &Conn) {
+        self.views.clear();
+        let names = |q: &str| {
+            ConnSql(conn).query(q).ok().map(|rows| {
+                rows.into_iter()
+                    .filter_map(|r| r.into_iter().next().flatten())
+                    .collect::<Vec<_>>()
+            })
+        };
+        if let Some(views) = names("SELECT name FROM _duckmv.views") {
+            self.set_matviews(views);
+        }
+        // Tables views read: their writers take the capture lock.
+        if let Some(tables) = names("SELECT DISTINCT source_name FROM _duckmv.view_sources") {
+            self.add_tracked(tables);
+        }
+    }
+
     pub fn new(db: Arc<Database>, policy: super::guard::Policy, spool: std::path::PathBuf) -> Self {
         Shared {
             db,

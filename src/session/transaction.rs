@@ -8,8 +8,9 @@
 use super::capture_txn::{CaptureTxn, TxnState};
 use super::context::Context;
 use super::reply::{Reply, SqlError, TxStatus};
-use super::savepoint::Savepoints;
+use super::savepoint::{Outcome, Savepoints};
 use super::Out;
+use crate::sql::savepoint::SavepointOp;
 use crate::sql::{Command, Lexed};
 use crate::sqlstate::SqlState;
 
@@ -166,10 +167,36 @@ impl Tx {
         Ok(())
     }
 
+    /// SAVEPOINT, RELEASE and ROLLBACK TO (see `savepoint.rs`); returns the command tag.
+    fn savepoint(&mut self, ctx: &Context, op: &SavepointOp) -> Result<&'static str, SqlError> {
+        let verb = match op {
+            SavepointOp::Define(_) => "SAVEPOINT",
+            SavepointOp::Release(_) => "RELEASE SAVEPOINT",
+            SavepointOp::RollbackTo(_) => "ROLLBACK TO SAVEPOINT",
+        };
+        match self.state {
+            Txn::Idle | Txn::Implicit => Err(SqlError::new(
+                SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                format!("{verb} can only be used in transaction blocks"),
+            )),
+            Txn::Failed if !matches!(op, SavepointOp::RollbackTo(_)) => {
+                Err(SqlError::new(SqlState::IN_FAILED_SQL_TRANSACTION, ABORTED))
+            }
+            state => match self.savepoints.apply(op, state == Txn::Failed)? {
+                Outcome::Tag(tag) => Ok(tag),
+                Outcome::Restart => {
+                    self.restart_block(ctx)?;
+                    Ok("ROLLBACK")
+                }
+            },
+        }
+    }
+
     /// Caches that mirror catalog state may hold rolled-back changes.
     fn after_rollback(&mut self, ctx: &Context) {
         self.capture.forget_refreshes();
-        super::matview::reload_matviews(ctx, &mut self.capture);
+        self.capture.bump_at_end = true;
+        ctx.shared.reload_catalog(&ctx.conn);
     }
 
     /// Handles BEGIN/COMMIT/ROLLBACK/SAVEPOINT; None for other commands.
@@ -253,7 +280,7 @@ impl Tx {
                 Ok("ROLLBACK")
             }
             Command::Savepoint(op) => {
-                let r = super::savepoint::run(self, ctx, op);
+                let r = self.savepoint(ctx, op);
                 return Some(r.map(|tag| {
                     out.send(Reply::Complete(tag.into()));
                 }));
@@ -278,6 +305,7 @@ impl Tx {
         self.capture.forget_refreshes();
         self.capture.bump_at_end = true;
         self.release_capture_if_idle();
-        super::matview::reload_matviews(ctx, &mut self.capture);
+        self.capture.bump_at_end = true;
+        ctx.shared.reload_catalog(&ctx.conn);
     }
 }

@@ -11,9 +11,10 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::context::Context;
-use super::exec::{self, Portal, PortalState, Statement, StmtKind};
+use super::exec::{self, Portal, PortalState};
 use super::reply::{Reply, SqlError, TxStatus};
 use super::shared::Shared;
+use super::statement::{self, Statement, StmtKind};
 use super::transaction::{Tx, Txn, ABORTED};
 use super::Out;
 use crate::engine::Conn;
@@ -135,11 +136,11 @@ impl Worker {
         // does). Writes always run in a transaction of their own: DuckDB can
         // keep part of a failed autocommit statement's trigger work.
         if self.tx.state == Txn::Idle
-            && (several || exec::needs_transaction(&cmd) || is_write(&text))
+            && (several || statement::needs_transaction(&cmd) || is_write(&text))
         {
             self.begin_implicit()?;
         }
-        let stmt = exec::prepare(&self.ctx, &mut self.tx, text, cmd, Vec::new())?;
+        let stmt = statement::prepare(&self.ctx, &mut self.tx, text, cmd, Vec::new())?;
         if stmt.needs_transaction() && self.tx.state == Txn::Idle {
             self.begin_implicit()?;
         }
@@ -161,12 +162,12 @@ impl Worker {
             }
             let body = self.unqualify(stmts.into_iter().next().unwrap_or_default());
             let cmd = analyse(&body)?;
-            if self.tx.state == Txn::Failed && !exec::is_transaction_control(&cmd) {
+            if self.tx.state == Txn::Failed && !statement::is_transaction_control(&cmd) {
                 return Err(SqlError::new(SqlState::IN_FAILED_SQL_TRANSACTION, ABORTED));
             }
             // Inside a transaction, preparing may wait for the capture lock.
             self.arm_timeout();
-            let r = exec::prepare(&self.ctx, &mut self.tx, body, cmd, oids);
+            let r = statement::prepare(&self.ctx, &mut self.tx, body, cmd, oids);
             self.disarm_timeout(r)
         })();
         match result {
@@ -491,7 +492,9 @@ impl Worker {
             }
             _ => {}
         }
-        if let Some(r) = self.setting_command(cmd, out) {
+        let (ctx, txn) = (&mut self.ctx, self.tx.state);
+        let prepared = (&mut self.statements, &mut self.portals);
+        if let Some(r) = super::settings_command::run(cmd, ctx, txn, prepared, out) {
             out.send(Reply::Complete(r?));
             return Ok(());
         }
@@ -526,77 +529,6 @@ impl Worker {
             }
             other => other,
         }
-    }
-
-    /// SET / SHOW / RESET / DISCARD / DEALLOCATE answered by the server.
-    /// Returns the command tag; None when `cmd` is not one of them.
-    pub(crate) fn setting_command(
-        &mut self,
-        cmd: &Command,
-        out: &Out,
-    ) -> Option<Result<String, SqlError>> {
-        Some(match cmd {
-            Command::Set { name, value } => {
-                if let Some((k, v)) = self.ctx.settings.set(name, value.as_deref()) {
-                    out.send(Reply::ParameterStatus(k, v));
-                }
-                Ok("SET".into())
-            }
-            Command::Reset { name: Some(name) } => {
-                if let Some((k, v)) = self.ctx.settings.set(name, None) {
-                    out.send(Reply::ParameterStatus(k, v));
-                }
-                Ok("RESET".into())
-            }
-            Command::Reset { name: None } => {
-                for (k, v) in self.ctx.settings.reset_all() {
-                    out.send(Reply::ParameterStatus(k, v));
-                }
-                Ok("RESET".into())
-            }
-            Command::Show { name } => {
-                let value = if name == "transaction isolation level" {
-                    Some("serializable".to_string())
-                } else {
-                    self.ctx.settings.get(name)
-                };
-                let row = super::reply::text_row(&value.unwrap_or_default());
-                out.send(Reply::Rows(vec![row], 1));
-                Ok("SHOW".into())
-            }
-            Command::TransactionMode => Ok("SET".into()),
-            Command::DiscardAll => {
-                if matches!(self.tx.state, Txn::Block | Txn::Failed) {
-                    return Some(Err(SqlError::new(
-                        SqlState::ACTIVE_SQL_TRANSACTION,
-                        "DISCARD ALL cannot run inside a transaction block",
-                    )));
-                }
-                self.statements.clear();
-                self.portals.clear();
-                for (k, v) in self.ctx.settings.reset_all() {
-                    out.send(Reply::ParameterStatus(k, v));
-                }
-                Ok("DISCARD ALL".into())
-            }
-            Command::Deallocate { name: Some(n) } => {
-                if self.statements.remove(n).is_none() {
-                    if let Err(e) = self
-                        .ctx
-                        .conn
-                        .exec(&format!("DEALLOCATE {}", crate::sql::quote_ident(n)))
-                    {
-                        return Some(Err(e.into()));
-                    }
-                }
-                Ok("DEALLOCATE".into())
-            }
-            Command::Deallocate { name: None } => {
-                self.statements.clear();
-                Ok("DEALLOCATE ALL".into())
-            }
-            _ => return None,
-        })
     }
 
     /// Reads the rest of every suspended portal into memory: a new
