@@ -103,7 +103,7 @@ impl Worker {
                 out.send(Reply::Error(e));
             }
         }
-        self.release_capture_if_idle();
+        self.tx.release_capture_if_idle();
         out.send(Reply::Ready(self.status()));
     }
 
@@ -117,7 +117,7 @@ impl Worker {
         if let Some(r) = self.transaction_command(&cmd, out) {
             return r;
         }
-        self.check_not_failed()?;
+        self.tx.check_not_failed()?;
         // The timeout covers waiting for the capture lock too.
         self.arm_timeout();
         let r = self.run_simple_statement(text, cmd, several, out);
@@ -138,11 +138,11 @@ impl Worker {
         if self.tx.state == Txn::Idle
             && (several || statement::needs_transaction(&cmd) || is_write(&text))
         {
-            self.begin_implicit()?;
+            self.tx.begin_implicit(&self.ctx)?;
         }
         let stmt = statement::prepare(&self.ctx, &mut self.tx, text, cmd, Vec::new())?;
         if stmt.needs_transaction() && self.tx.state == Txn::Idle {
-            self.begin_implicit()?;
+            self.tx.begin_implicit(&self.ctx)?;
         }
         let mut portal = Portal::new(Rc::new(stmt), Vec::new(), Vec::new());
         self.execute_portal(&mut portal, 0, true, out)
@@ -292,14 +292,14 @@ impl Worker {
                     return r;
                 }
             }
-            self.check_not_failed()?;
+            self.tx.check_not_failed()?;
             self.arm_timeout();
             let r = (|| {
                 if self.tx.state == Txn::Idle
                     && matches!(portal.state, PortalState::New)
                     && !portal.stmt.is_empty()
                 {
-                    self.begin_implicit()?;
+                    self.tx.begin_implicit(&self.ctx)?;
                 }
                 let limit = if max_rows <= 0 { 0 } else { max_rows as u64 };
                 self.execute_portal(&mut portal, limit, false, out)
@@ -323,7 +323,7 @@ impl Worker {
                 out.send(Reply::Error(e));
             }
         }
-        self.release_capture_if_idle();
+        self.tx.release_capture_if_idle();
         out.send(Reply::Ready(self.status()));
     }
 
@@ -385,28 +385,16 @@ impl Worker {
 
     // ---- transactions -------------------------------------------------
 
-    fn check_not_failed(&self) -> Result<(), SqlError> {
-        self.tx.check_not_failed()
-    }
-
     /// After a failed statement (see `Tx::on_error`).
     fn on_error(&mut self) {
         self.tx.on_error(&self.ctx);
         self.drop_ended_streams();
     }
 
-    fn begin_implicit(&mut self) -> Result<(), SqlError> {
-        self.tx.begin_implicit(&self.ctx)
-    }
-
     fn commit_implicit(&mut self) -> Result<(), SqlError> {
         let r = self.tx.commit_implicit(&self.ctx);
         self.drop_ended_streams();
         r
-    }
-
-    fn release_capture_if_idle(&mut self) {
-        self.tx.release_capture_if_idle();
     }
 
     /// BEGIN/COMMIT/ROLLBACK/SAVEPOINT (see `Tx::transaction_command`); None for others.
