@@ -50,6 +50,27 @@ pub struct Args {
     /// 100k customers and 1M orders, 0.1% of orders changed) and print their table.
     #[arg(long)]
     pub seed_joins: bool,
+
+    /// Run the 22 TPC-H queries as views instead (issue 16): every table but nation and
+    /// region changes in each batch, and every ratio is CTAS of the query over REFRESH.
+    #[arg(long)]
+    pub tpch: bool,
+
+    /// `duckmv.refresh_mode` of the timed refreshes in `--tpch` (auto, incremental or full).
+    #[arg(long, default_value = "auto")]
+    pub refresh_mode: String,
+
+    /// With `--tpch`, do not time a forced full REFRESH beside CTAS (halves the batches).
+    #[arg(long)]
+    pub skip_full: bool,
+
+    /// With `--tpch`, only these views (e.g. `tpch_q3,tpch_q5`).
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
+
+    /// Where `--tpch` writes its figures as JSON.
+    #[arg(long, default_value = "bench/tpch.json")]
+    pub tpch_out: PathBuf,
 }
 
 impl Args {
@@ -61,12 +82,22 @@ impl Args {
     /// The command line that reproduces this run (printed with the results).
     pub fn command_line(&self) -> String {
         let changes: Vec<String> = self.changes.iter().map(|c| c.to_string()).collect();
-        format!(
+        let mut line = format!(
             "scripts/bench --sf {} --reps {} --changes {}",
             self.sf,
             self.reps,
             changes.join(",")
-        )
+        );
+        if self.tpch {
+            line.push_str(&format!(" --tpch --refresh-mode {}", self.refresh_mode));
+            if self.skip_full {
+                line.push_str(" --skip-full");
+            }
+            if !self.only.is_empty() {
+                line.push_str(&format!(" --only {}", self.only.join(",")));
+            }
+        }
+        line
     }
 }
 

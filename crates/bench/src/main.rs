@@ -19,6 +19,11 @@ mod server;
 mod stats;
 mod stream;
 mod svg;
+mod tpch_changes;
+mod tpch_data;
+mod tpch_queries;
+mod tpch_report;
+mod tpch_run;
 mod views;
 
 use clap::Parser;
@@ -28,6 +33,8 @@ async fn main() {
     let args = cli::Args::parse();
     let outcome = if args.seed_joins {
         seed::main(args).await
+    } else if args.tpch {
+        tpch_run::main(args).await
     } else {
         run::main(args).await
     };

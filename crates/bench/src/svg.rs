@@ -115,11 +115,7 @@ pub fn render(r: &Results) -> String {
          (SF {}, median of {})</text>\n",
         r.sf, r.reps
     ));
-    let full_name = if r.full_refresh_mode {
-        "full REFRESH"
-    } else {
-        "full recompute (CTAS)"
-    };
+    let full_name = "CTAS of the query";
     s.push_str(&format!(
         "<line x1=\"12\" y1=\"37\" x2=\"32\" y2=\"37\" stroke=\"{INCREMENTAL}\" stroke-width=\"2\"/>\
          <text x=\"36\" y=\"41\">REFRESH (auto)</text>\n\
