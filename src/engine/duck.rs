@@ -47,7 +47,7 @@ impl Database {
     /// allowed. Extension auto-install/auto-load is off: the machine has no network and a silent
     /// download attempt would only add latency.
     pub fn open(path: &str) -> Result<Arc<Database>, EngineError> {
-        let db = Self::open_instance()?;
+        let db = Self::open_instance(&super::spill::directory(path))?;
         let conn = db.connect_raw()?;
         conn.exec(&format!(
             "ATTACH '{}' AS {CATALOG}",
@@ -69,8 +69,9 @@ impl Database {
         Ok(())
     }
 
-    /// An in-memory DuckDB instance; the user's database is attached to it.
-    fn open_instance() -> Result<Arc<Database>, EngineError> {
+    /// An in-memory DuckDB instance; the user's database is attached to it. `spill` is where
+    /// DuckDB writes what does not fit in memory.
+    fn open_instance(spill: &str) -> Result<Arc<Database>, EngineError> {
         let c_path = CString::new("").unwrap();
         unsafe {
             let mut config: ffi::duckdb_config = ptr::null_mut();
@@ -80,6 +81,7 @@ impl Database {
             for (k, v) in [
                 ("autoinstall_known_extensions", "false"),
                 ("autoload_known_extensions", "false"),
+                ("temp_directory", spill),
             ] {
                 let (k, v) = (CString::new(k).unwrap(), CString::new(v).unwrap());
                 ffi::duckdb_set_config(config, k.as_ptr(), v.as_ptr());

@@ -3,6 +3,7 @@
 
 pub mod duck;
 pub mod error;
+mod spill;
 
 pub use duck::{
     Column, Conn, Database, Interrupter, Prepared, QueryResult, StatementKind, CATALOG,
