@@ -5,6 +5,7 @@
 
 use super::outer;
 use super::plan::{rel_cur, rel_delta, Item, ItemFrom, Source};
+use super::text::ident;
 
 #[derive(Debug, Clone, Default)]
 pub struct Term {
@@ -112,16 +113,90 @@ pub fn items_cur(sources: &[Source], items: &[Item]) -> String {
         .join(", ")
 }
 
-/// The change of the (inner, comma-joined) product of items: inclusion–exclusion over the
-/// post-change states, one term per non-empty subset of changed items and per combination of
-/// their delta terms, sign (−1)^(|S|−1) as the first factor.
+/// The change of the (inner, comma-joined) product of items.
+///
+/// Telescoping: `Δ(A₁ × … × Aₙ) = Σᵢ A₁' × … × Aᵢ₋₁' × ΔAᵢ × Aᵢ₊₁ × … × Aₙ`, with `'` the state
+/// after the change and the items after `i` at their state before it (`A = A' − ΔA`, one
+/// relation: the current rows with multiplicity 1 and the change's rows with the opposite sign).
+/// One term per changed item, instead of one per subset of changed items. An item whose old
+/// state cannot be one relation (an outer-join tree or a subquery after the first changed item)
+/// keeps the inclusion–exclusion form over post-change states.
 pub fn items_delta(sources: &[Source], items: &[Item], changed: &[bool]) -> Vec<Term> {
     let deltas: Vec<Vec<Term>> = items
         .iter()
         .map(|it| item_delta(sources, it, changed))
         .collect();
     let cur: Vec<String> = items.iter().map(|it| item_cur(sources, it)).collect();
-    let n = items.len();
+    let moved: Vec<usize> = (0..items.len())
+        .filter(|&i| !deltas[i].is_empty())
+        .collect();
+    let old: Option<Vec<Option<Term>>> = (0..items.len())
+        .map(|j| match moved.first() {
+            Some(&first) if j > first && !deltas[j].is_empty() => {
+                item_old(sources, &items[j]).map(Some)
+            }
+            _ => Some(None),
+        })
+        .collect();
+    let Some(old) = old else {
+        return inclusion_exclusion(&deltas, &cur);
+    };
+    let mut out = Vec::new();
+    for &i in &moved {
+        let choices = (0..items.len()).map(|j| {
+            if j == i {
+                deltas[i].clone()
+            } else if let (true, Some(o)) = (j > i, &old[j]) {
+                vec![o.clone()]
+            } else {
+                vec![Term::cur(cur[j].clone())]
+            }
+        });
+        out.extend(product(choices.collect()));
+    }
+    out
+}
+
+/// A changed item as it was before the change, as one FROM item with multiplicities; None when
+/// it is not a plain source.
+fn item_old(sources: &[Source], item: &Item) -> Option<Term> {
+    let ItemFrom::Source(i) = &item.from else {
+        return None;
+    };
+    let src = &sources[*i];
+    let delta = src.delta.as_ref()?;
+    let cols: Vec<String> = src.columns.iter().map(|c| ident(c)).collect();
+    let cols = cols.join(", ");
+    Some(Term {
+        from: format!(
+            "(SELECT {cols}, CAST(1 AS BIGINT) AS _mv_mult FROM {} \
+             UNION ALL SELECT {cols}, -_mv_mult FROM {delta}) AS {}",
+            src.relation, item.alias
+        ),
+        conds: Vec::new(),
+        mult: vec![format!("{}._mv_mult", item.alias)],
+    })
+}
+
+/// Every combination of one term per position, joined.
+fn product(choices: Vec<Vec<Term>>) -> Vec<Term> {
+    let mut partial = vec![Term::default()];
+    for options in choices {
+        let mut next = Vec::new();
+        for p in &partial {
+            for c in &options {
+                next.push(join_comma(p, c));
+            }
+        }
+        partial = next;
+    }
+    partial
+}
+
+/// Inclusion–exclusion over the post-change states: one term per non-empty subset of changed
+/// items and per combination of their delta terms, sign (−1)^(|S|−1) as the first factor.
+fn inclusion_exclusion(deltas: &[Vec<Term>], cur: &[String]) -> Vec<Term> {
+    let n = deltas.len();
     let mut out = Vec::new();
     for mask in 1u32..(1u32 << n) {
         if (0..n).any(|i| mask & (1 << i) != 0 && deltas[i].is_empty()) {
@@ -132,26 +207,19 @@ pub fn items_delta(sources: &[Source], items: &[Item], changed: &[bool]) -> Vec<
         } else {
             "-1"
         };
-        let mut partial = vec![Term {
+        let mut choices = vec![vec![Term {
             from: String::new(),
             conds: Vec::new(),
             mult: vec![sign.to_string()],
-        }];
+        }]];
         for i in 0..n {
-            let choices: Vec<Term> = if mask & (1 << i) != 0 {
+            choices.push(if mask & (1 << i) != 0 {
                 deltas[i].clone()
             } else {
                 vec![Term::cur(cur[i].clone())]
-            };
-            let mut next = Vec::new();
-            for p in &partial {
-                for c in &choices {
-                    next.push(join_comma(p, c));
-                }
-            }
-            partial = next;
+            });
         }
-        out.extend(partial);
+        out.extend(product(choices));
     }
     out
 }
