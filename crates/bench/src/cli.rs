@@ -74,6 +74,17 @@ pub struct Args {
 }
 
 impl Args {
+    /// The flags every benchmark run needs to make sense.
+    pub fn check(&self) -> Result<(), crate::error::BenchError> {
+        if self.reps == 0 || self.sf <= 0.0 || self.changes.iter().any(|c| !(*c > 0.0 && *c <= 1.0))
+        {
+            return Err(crate::error::BenchError::Server(
+                "need --reps ≥ 1, --sf > 0 and change fractions in (0, 1]".into(),
+            ));
+        }
+        Ok(())
+    }
+
     pub fn stream_rows(&self) -> u64 {
         self.stream_rows
             .unwrap_or_else(|| ((10_000_000.0 * self.sf) as u64).clamp(100_000, 10_000_000))

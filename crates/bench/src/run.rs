@@ -18,11 +18,7 @@ use crate::{capture, stream, svg};
 
 /// Runs everything; Ok(false) when a view failed its oracle or its refresh.
 pub async fn main(args: Args) -> Result<bool, BenchError> {
-    if args.reps == 0 || args.sf <= 0.0 || args.changes.iter().any(|c| !(*c > 0.0 && *c <= 1.0)) {
-        return Err(BenchError::Server(
-            "need --reps ≥ 1, --sf > 0 and change fractions in (0, 1]".into(),
-        ));
-    }
+    args.check()?;
     let (dsn, server) = crate::server::target(args.dsn.as_deref(), args.server_bin.as_deref())?;
     let outcome = bench(&args, &dsn).await;
     if let Some(mut s) = server {

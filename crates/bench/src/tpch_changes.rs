@@ -141,7 +141,7 @@ pub fn statements(batch: &Batch, scale: &Scale, next_order: u64, salt: u64) -> V
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tpch_data::{create_table, load, TABLES};
+    use crate::tpch_data::tests::loaded;
 
     fn count(db: &duckdb::Connection, sql: &str) -> i64 {
         db.query_row(sql, [], |r| r.get(0)).unwrap()
@@ -165,14 +165,7 @@ mod tests {
     // without its order.
     #[test]
     fn a_batch_changes_every_table_and_keeps_lines_with_orders() {
-        let db = duckdb::Connection::open_in_memory().unwrap();
-        let s = Scale::at(0.002);
-        for t in TABLES {
-            db.execute_batch(create_table(t)).unwrap();
-        }
-        for (_, sql) in load(&s) {
-            db.execute_batch(&sql).unwrap();
-        }
+        let (db, s) = loaded(0.002);
         db.execute_batch("CREATE TABLE before AS SELECT * FROM customer")
             .unwrap();
         let b = Batch::of(0.03, &s, count(&db, "SELECT count(*) FROM lineitem") as u64);

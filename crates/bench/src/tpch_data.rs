@@ -470,10 +470,12 @@ pub fn load(scale: &Scale) -> Vec<(String, String)> {
 }
 
 #[cfg(test)]
-mod tests {
+pub mod tests {
     use super::*;
 
-    fn loaded(sf: f64) -> (duckdb::Connection, Scale) {
+    /// An in-memory DuckDB holding the generated database at `sf` (for the tests of the
+    /// modules that build on it).
+    pub fn loaded(sf: f64) -> (duckdb::Connection, Scale) {
         let db = duckdb::Connection::open_in_memory().unwrap();
         let scale = Scale::at(sf);
         for t in TABLES {

@@ -227,20 +227,13 @@ pub const QUERIES: [(&str, &str); 22] = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tpch_data::{create_table, load, Scale, TABLES};
+    use crate::tpch_data::tests::loaded;
 
     // Every query runs on DuckDB over the generated data and returns rows: the generator's
     // domains meet every query's predicates, so no view is trivially empty.
     #[test]
     fn every_query_returns_rows_on_generated_data() {
-        let db = duckdb::Connection::open_in_memory().unwrap();
-        let s = Scale::at(0.01);
-        for t in TABLES {
-            db.execute_batch(create_table(t)).unwrap();
-        }
-        for (_, sql) in load(&s) {
-            db.execute_batch(&sql).unwrap();
-        }
+        let (db, _) = loaded(0.01);
         let mut empty = Vec::new();
         for (name, q) in QUERIES {
             let n: i64 = db
