@@ -821,3 +821,33 @@ fn late_committing_writer_is_neither_skipped_nor_applied_twice() {
         "(a,1,3) (b,1,2) (c,1,4)"
     );
 }
+
+/// A delta view of the earlier layout (its log position read by a scalar subquery) is
+/// redefined by the start-up upgrade, and the view keeps refreshing exactly across it.
+#[test]
+fn upgrade_redefines_delta_views_of_the_earlier_layout() {
+    let mut db = Db::new();
+    db.run("CREATE TABLE t (k INT, v INT); INSERT INTO t VALUES (1, 10), (2, 20)");
+    let q = "SELECT k, sum(v) AS s FROM t GROUP BY k";
+    db.create("mv", q);
+    let delta = "SELECT view_name FROM duckdb_views() WHERE schema_name = '_duckmv' AND view_name LIKE 'd\\_%' ESCAPE '\\'";
+    let name = db.text(delta)[0][0].clone().unwrap();
+    let log = db.text("SELECT log_table FROM _duckmv.change_logs")[0][0]
+        .clone()
+        .unwrap();
+    let reader = format!("_duckmv.{name}");
+    db.run(&format!(
+        "CREATE OR REPLACE VIEW {reader} AS SELECT k, v, _mv_mult FROM {log} \
+         WHERE _mv_pos > (SELECT consumed FROM _duckmv.log_readers WHERE reader = '{reader}')"
+    ));
+    db.run("INSERT INTO t VALUES (1, 5), (3, 7)");
+    let stale = "SELECT count(*) FROM duckdb_views() WHERE schema_name = '_duckmv' AND contains(sql, '(SELECT consumed FROM')";
+    assert_eq!(db.count(stale), 1);
+    db.tx(|db| ivm::upgrade(db)).unwrap();
+    assert_eq!(db.count(stale), 0);
+    db.refresh("mv");
+    db.assert_oracle("mv", q, "after the upgrade");
+    db.run("DELETE FROM t WHERE k = 2");
+    db.refresh("mv");
+    db.assert_oracle("mv", q, "a refresh after the upgrade");
+}

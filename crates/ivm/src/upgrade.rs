@@ -9,8 +9,10 @@ use super::catalog::{self, ViewRow};
 use super::text::lit;
 use super::{capture, refresh, IvmError, Sql};
 
-/// Moves every view still on delta tables to the change logs; returns their names.
+/// Moves every view still on delta tables to the change logs; returns their names. Delta views
+/// of an earlier layout are redefined first.
 pub fn run(db: &mut dyn Sql) -> Result<Vec<String>, IvmError> {
+    redefine_delta_views(db)?;
     let old: Vec<String> = db
         .query(
             "SELECT schema_name || '.' || table_name FROM duckdb_tables() \
@@ -43,6 +45,41 @@ pub fn run(db: &mut dyn Sql) -> Result<Vec<String>, IvmError> {
         }
     }
     Ok(moved)
+}
+
+/// Delta views that read their position through a scalar subquery (see
+/// `capture::delta_view_sql`) get the join form; their rows do not change.
+fn redefine_delta_views(db: &mut dyn Sql) -> Result<(), IvmError> {
+    let stale: Vec<String> = db
+        .query(
+            "SELECT schema_name || '.' || view_name FROM duckdb_views() \
+             WHERE database_name = current_database() AND schema_name = '_duckmv' \
+             AND contains(sql, '(SELECT consumed FROM')",
+        )?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .collect();
+    if stale.is_empty() {
+        return Ok(());
+    }
+    for r in db.query("SELECT id FROM _duckmv.views ORDER BY id")? {
+        let Some(id) = r[0].as_deref().and_then(|v| v.parse::<i64>().ok()) else {
+            continue;
+        };
+        let Some(view) = catalog::find_view_by_id(db, id)? else {
+            continue;
+        };
+        for s in &view.plan.sources {
+            if let (Some(delta), Some(log)) = (&s.delta, &s.log) {
+                if stale.contains(delta) {
+                    let sql =
+                        capture::delta_view_sql("CREATE OR REPLACE VIEW", delta, &s.columns, log);
+                    db.exec(&sql)?;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn move_view(db: &mut dyn Sql, view: &mut ViewRow) -> Result<(), IvmError> {
