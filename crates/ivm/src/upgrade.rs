@@ -13,27 +13,17 @@ use super::{capture, refresh, IvmError, Sql};
 /// of an earlier layout are redefined first.
 pub fn run(db: &mut dyn Sql) -> Result<Vec<String>, IvmError> {
     redefine_delta_views(db)?;
-    let old: Vec<String> = db
-        .query(
-            "SELECT schema_name || '.' || table_name FROM duckdb_tables() \
-             WHERE database_name = current_database() AND schema_name = '_duckmv' \
-             AND table_name LIKE 'd\\_%' ESCAPE '\\'",
-        )?
-        .into_iter()
-        .filter_map(|r| r.into_iter().next().flatten())
-        .collect();
+    let old = names(
+        db,
+        "SELECT schema_name || '.' || table_name FROM duckdb_tables() \
+         WHERE database_name = current_database() AND schema_name = '_duckmv' \
+         AND table_name LIKE 'd\\_%' ESCAPE '\\'",
+    )?;
     if old.is_empty() {
         return Ok(Vec::new());
     }
-    let ids = db.query("SELECT id FROM _duckmv.views ORDER BY id")?;
     let mut moved = Vec::new();
-    for r in ids {
-        let Some(id) = r[0].as_deref().and_then(|v| v.parse::<i64>().ok()) else {
-            continue;
-        };
-        let Some(mut view) = catalog::find_view_by_id(db, id)? else {
-            continue;
-        };
+    for mut view in views_in_id_order(db)? {
         let on_tables = view
             .plan
             .sources
@@ -50,25 +40,16 @@ pub fn run(db: &mut dyn Sql) -> Result<Vec<String>, IvmError> {
 /// Delta views that read their position through a scalar subquery (see
 /// `capture::delta_view_sql`) get the join form; their rows do not change.
 fn redefine_delta_views(db: &mut dyn Sql) -> Result<(), IvmError> {
-    let stale: Vec<String> = db
-        .query(
-            "SELECT schema_name || '.' || view_name FROM duckdb_views() \
-             WHERE database_name = current_database() AND schema_name = '_duckmv' \
-             AND contains(sql, '(SELECT consumed FROM')",
-        )?
-        .into_iter()
-        .filter_map(|r| r.into_iter().next().flatten())
-        .collect();
+    let stale = names(
+        db,
+        "SELECT schema_name || '.' || view_name FROM duckdb_views() \
+         WHERE database_name = current_database() AND schema_name = '_duckmv' \
+         AND contains(sql, '(SELECT consumed FROM')",
+    )?;
     if stale.is_empty() {
         return Ok(());
     }
-    for r in db.query("SELECT id FROM _duckmv.views ORDER BY id")? {
-        let Some(id) = r[0].as_deref().and_then(|v| v.parse::<i64>().ok()) else {
-            continue;
-        };
-        let Some(view) = catalog::find_view_by_id(db, id)? else {
-            continue;
-        };
+    for view in views_in_id_order(db)? {
         for s in &view.plan.sources {
             if let (Some(delta), Some(log)) = (&s.delta, &s.log) {
                 if stale.contains(delta) {
@@ -80,6 +61,30 @@ fn redefine_delta_views(db: &mut dyn Sql) -> Result<(), IvmError> {
         }
     }
     Ok(())
+}
+
+/// The first column of `sql`'s rows, NULLs left out.
+fn names(db: &mut dyn Sql, sql: &str) -> Result<Vec<String>, IvmError> {
+    Ok(db
+        .query(sql)?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .collect())
+}
+
+/// Every view, upstream before downstream (a view is created after the views it reads).
+fn views_in_id_order(db: &mut dyn Sql) -> Result<Vec<ViewRow>, IvmError> {
+    let mut out = Vec::new();
+    for id in names(db, "SELECT id FROM _duckmv.views ORDER BY id")? {
+        if let Some(view) = id
+            .parse()
+            .ok()
+            .and_then(|id| catalog::find_view_by_id(db, id).transpose())
+        {
+            out.push(view?);
+        }
+    }
+    Ok(out)
 }
 
 fn move_view(db: &mut dyn Sql, view: &mut ViewRow) -> Result<(), IvmError> {
