@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::stats::{median, ratio};
+
 use crate::capture::CaptureCost;
 use crate::data::Sizes;
 use crate::stream::Rate;
@@ -90,6 +92,18 @@ impl RefreshPoint {
             oracle: "not checked".into(),
             modes: vec![],
         }
+    }
+}
+
+impl RefreshPoint {
+    /// Medians of the samples, and the ratio against CTAS of the query (issue 16: the cheapest
+    /// recompute a user could run); the forced full REFRESH is reported beside it.
+    pub fn summarise(&mut self) {
+        self.incremental_median_ms = median(&self.incremental_ms);
+        self.full_ctas_median_ms = median(&self.full_ctas_ms);
+        self.full_refresh_median_ms = median(&self.full_refresh_ms);
+        self.full_median_ms = self.full_ctas_median_ms;
+        self.ratio = ratio(self.full_ctas_median_ms, self.incremental_median_ms);
     }
 }
 

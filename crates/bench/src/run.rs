@@ -12,7 +12,7 @@ use crate::data::{self, Sizes};
 use crate::error::BenchError;
 use crate::measure::{connect, exec, scalar, scalar_i64, timed};
 use crate::report::{self, percent, Noop, RefreshPoint, Results, Streaming, ViewResult};
-use crate::stats::{median, ms, ratio};
+use crate::stats::{median, ms};
 use crate::views::{self, View, VIEWS};
 use crate::{capture, stream, svg};
 
@@ -427,15 +427,7 @@ impl Run<'_> {
                 );
             }
         }
-        for p in &mut points {
-            p.incremental_median_ms = median(&p.incremental_ms);
-            p.full_ctas_median_ms = median(&p.full_ctas_ms);
-            p.full_refresh_median_ms = median(&p.full_refresh_ms);
-            // The baseline is CTAS of the query (issue 16); the forced full REFRESH is reported
-            // beside it.
-            p.full_median_ms = p.full_ctas_median_ms;
-            p.ratio = ratio(p.full_ctas_median_ms, p.incremental_median_ms);
-        }
+        points.iter_mut().for_each(RefreshPoint::summarise);
         Ok(points)
     }
 

@@ -13,7 +13,7 @@ use crate::cli::Args;
 use crate::error::BenchError;
 use crate::measure::{connect, exec, scalar, scalar_i64, timed};
 use crate::report::{percent, RefreshPoint, ViewResult};
-use crate::stats::{median, ms, ratio};
+use crate::stats::ms;
 use crate::tpch_changes::{self, Batch};
 use crate::tpch_data::{self, Scale};
 use crate::tpch_queries::QUERIES;
@@ -281,13 +281,7 @@ impl Run<'_> {
                 );
             }
         }
-        for p in &mut points {
-            p.incremental_median_ms = median(&p.incremental_ms);
-            p.full_ctas_median_ms = median(&p.full_ctas_ms);
-            p.full_refresh_median_ms = median(&p.full_refresh_ms);
-            p.full_median_ms = p.full_ctas_median_ms;
-            p.ratio = ratio(p.full_ctas_median_ms, p.incremental_median_ms);
-        }
+        points.iter_mut().for_each(RefreshPoint::summarise);
         Ok(points)
     }
 }
