@@ -48,6 +48,17 @@ pub fn bootstrap(db: &mut dyn Sql) -> Result<(), IvmError> {
     ] {
         db.exec(sql)?;
     }
+    let logs = db.query(
+        "SELECT l.log_table FROM _duckmv.change_logs l WHERE NOT EXISTS (SELECT 1 FROM \
+         information_schema.columns c WHERE c.table_schema = '_duckmv' \
+         AND '_duckmv.' || c.table_name = l.log_table AND c.column_name = '_mv_at')",
+    )?;
+    for table in logs
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+    {
+        add_written_at(db, &table)?;
+    }
     Ok(())
 }
 
@@ -172,6 +183,7 @@ fn create_log(db: &mut dyn Sql, s: &Source) -> Result<Log, IvmError> {
          CAST(0 AS BIGINT) AS _mv_pos FROM {} LIMIT 0",
         s.relation
     ))?;
+    add_written_at(db, &table)?;
     let log = Log { id, table, columns };
     let (schema, name, view_id) = (lit(&s.schema), lit(&s.name), s.view_id);
     db.exec(&format!(
@@ -184,6 +196,16 @@ fn create_log(db: &mut dyn Sql, s: &Source) -> Result<Log, IvmError> {
         create_triggers(db, s, &log)?;
     }
     Ok(log)
+}
+
+/// Adds `_mv_at`, when each row was written (its transaction's start), to a log that lacks it
+/// (logs of earlier versions): `duckmv.views` shows how long the oldest pending row has waited.
+/// A default, so the triggers' column lists need no change; a view's refresh appends it last.
+fn add_written_at(db: &mut dyn Sql, table: &str) -> Result<(), IvmError> {
+    db.exec(&format!(
+        "ALTER TABLE {table} ADD COLUMN IF NOT EXISTS _mv_at TIMESTAMP DEFAULT now()"
+    ))?;
+    Ok(())
 }
 
 fn column_list(columns: &[String]) -> String {
@@ -351,9 +373,9 @@ pub fn clear(db: &mut dyn Sql, plan: &Plan) -> Result<(), IvmError> {
 }
 
 /// The statement appending `change` (the view's columns in order, then the sign) to a view's
-/// log.
+/// log, with a position and the time written.
 pub fn append_sql(log: &str, change: &str) -> String {
-    format!("INSERT INTO {log} SELECT *, nextval('{POSITIONS}') FROM ({change}) AS _mv_c")
+    format!("INSERT INTO {log} SELECT *, nextval('{POSITIONS}'), now() FROM ({change}) AS _mv_c")
 }
 
 /// The log that view `id`'s refreshes append to, when some view reads it incrementally.
