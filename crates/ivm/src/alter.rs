@@ -17,8 +17,12 @@
 use super::catalog::{self, ViewRow};
 use super::pin::{self, TableRef};
 use super::plan::{Body, Source, SourceKind};
+use super::policy::{self, RefreshPolicy};
 use super::text::{ident, qualified, split_qualified};
-use super::{compile, create_view, drop_views, refresh, CreateView, IvmError, Outcome, Sql};
+use super::{
+    compile, create_view, drop_views, refresh, set_refresh_policy, CreateView, IvmError, Outcome,
+    Sql,
+};
 
 /// What an ALTER TABLE does to the table's columns.
 #[derive(Debug, Clone, PartialEq)]
@@ -107,6 +111,11 @@ pub fn alter_table(
         ColumnChange::Rebuild { renamed, dropped } => (renamed.as_slice(), dropped.as_slice()),
         _ => (&[][..], &[][..]),
     };
+    // A rebuilt view keeps its refresh policy.
+    let mut policies = std::collections::HashMap::new();
+    for v in &saved {
+        policies.insert(v.id, policy::stored(db, v.id)?);
+    }
     if *change == ColumnChange::InPlace {
         db.exec(alter_sql)?;
         saved = broken(db, &target, saved)?;
@@ -129,6 +138,11 @@ pub fn alter_table(
         } else {
             recreate(db, &target, v, renamed, dropped, &types)?
         };
+        if let (Ok(()), Some(&p)) = (&result, policies.get(&v.id)) {
+            if p != RefreshPolicy::OnDemand {
+                set_refresh_policy(db, &qualified(&v.schema, &v.name), p)?;
+            }
+        }
         if let Err(reason) = result {
             if !cascade {
                 return Err(IvmError::AlterBlocked {

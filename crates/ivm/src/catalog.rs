@@ -1,5 +1,5 @@
-//! The internal catalog (`_duckmv.views`, `_duckmv.view_sources`) and the user-facing
-//! `duckmv.views` view. `pg_matviews` is built by others from the plain columns of
+//! The internal catalog (`_duckmv.views`, `_duckmv.view_sources`); the user-facing
+//! `duckmv.views` view over it is `views_view`. `pg_matviews` is built by others from the plain columns of
 //! `_duckmv.views` (name, schema, definition, populated).
 
 use super::plan::{Plan, SourceKind};
@@ -38,13 +38,13 @@ pub fn bootstrap(db: &mut dyn Sql) -> Result<(), IvmError> {
     // database of a source outside the server's own (NULL: the server's).
     db.exec("ALTER TABLE _duckmv.views ADD COLUMN IF NOT EXISTS last_refresh_mode VARCHAR")?;
     db.exec("ALTER TABLE _duckmv.view_sources ADD COLUMN IF NOT EXISTS source_catalog VARCHAR")?;
-    let current = db.query(
-        "SELECT 1 FROM information_schema.columns WHERE table_schema = 'duckmv' AND table_name = 'views' \
-         AND column_name = 'last_refresh_mode'",
+    // Added with refresh policies: the policy (NULL: on demand), and what the background
+    // refresher last said about a scheduled view (written only by the refresher).
+    db.exec("ALTER TABLE _duckmv.views ADD COLUMN IF NOT EXISTS refresh_policy VARCHAR")?;
+    db.exec(
+        "CREATE TABLE IF NOT EXISTS _duckmv.refresher_status (view_id BIGINT, status VARCHAR, \
+         noted_at TIMESTAMP)",
     )?;
-    if current.is_empty() {
-        regenerate_views_view(db)?;
-    }
     Ok(())
 }
 
@@ -88,6 +88,11 @@ pub fn find_view_unchecked(
         lit(name)
     ))?;
     rows.into_iter().next().map(row_from).transpose()
+}
+
+/// Whether the catalog tables exist (a database no view was ever created in has none).
+pub fn exists(db: &mut dyn Sql) -> Result<bool, IvmError> {
+    catalog_exists(db)
 }
 
 fn catalog_exists(db: &mut dyn Sql) -> Result<bool, IvmError> {
@@ -248,46 +253,6 @@ pub fn readers(
             )
         })
         .collect())
-}
-
-/// Rebuilds `duckmv.views`. The pending-row counts read every delta view (a reader's part of a
-/// change log) by name, so the view
-/// is rewritten whenever the set of views changes.
-pub fn regenerate_views_view(db: &mut dyn Sql) -> Result<(), IvmError> {
-    let rows = db.query(
-        "SELECT view_id, source_schema, source_name, delta_table FROM _duckmv.view_sources \
-         WHERE delta_table IS NOT NULL ORDER BY view_id, source_schema, source_name",
-    )?;
-    let mut cases: Vec<(String, Vec<String>)> = Vec::new();
-    for r in rows {
-        let id = r[0].clone().unwrap_or_default();
-        let label = lit(&format!(
-            "{}.{}:",
-            r[1].clone().unwrap_or_default(),
-            r[2].clone().unwrap_or_default()
-        ));
-        let delta = r[3].clone().unwrap_or_default();
-        let part = format!("{label} || (SELECT count(*) FROM {delta})");
-        match cases.last_mut() {
-            Some((last, parts)) if *last == id => parts.push(part),
-            _ => cases.push((id, vec![part])),
-        }
-    }
-    let pending = if cases.is_empty() {
-        "CAST(NULL AS VARCHAR)".to_string()
-    } else {
-        let whens: Vec<String> = cases
-            .iter()
-            .map(|(id, parts)| format!("WHEN {id} THEN concat_ws(', ', {})", parts.join(", ")))
-            .collect();
-        format!("CASE v.id {} END", whens.join(" "))
-    };
-    db.exec(&format!(
-        "CREATE OR REPLACE VIEW duckmv.views AS SELECT v.name, v.schema, v.definition, v.populated, v.strategy, \
-         {pending} AS pending, v.last_refresh AS last_refresh_at, v.last_refresh_mode, v.duration_ms, \
-         v.rows_changed FROM _duckmv.views v"
-    ))?;
-    Ok(())
 }
 
 /// The user-facing view `schema.name` reading `body`.

@@ -22,6 +22,7 @@ mod mode;
 mod outer;
 mod pin;
 pub mod plan;
+pub mod policy;
 mod program;
 mod refresh;
 mod semi;
@@ -29,10 +30,12 @@ mod term;
 mod text;
 mod upgrade;
 mod view_cache;
+mod views_view;
 
 pub use alter::{alter_table, ColumnChange};
 pub use error::IvmError;
 pub use mode::RefreshMode;
+pub use policy::{RefreshPolicy, ViewPolicy};
 pub use view_cache::ViewCache;
 
 use catalog::ViewRow;
@@ -107,7 +110,8 @@ pub struct Outcome {
 /// Creates the internal schema and catalog tables if absent (idempotent; called at server start).
 pub fn bootstrap(db: &mut dyn Sql) -> Result<(), IvmError> {
     catalog::bootstrap(db)?;
-    capture::bootstrap(db)
+    capture::bootstrap(db)?;
+    views_view::ensure_current(db)
 }
 
 /// Brings a database written by an older duckmv up to date (called once, at server start):
@@ -201,7 +205,7 @@ pub fn create_view(db: &mut dyn Sql, v: &CreateView) -> Result<Outcome, IvmError
     } else {
         catalog::create_user_view(db, &schema, &name, &plan::unpopulated_sql(&row.plan, &name))?;
     }
-    catalog::regenerate_views_view(db)?;
+    views_view::regenerate(db)?;
     if let Some(reason) = compiled.full_reason {
         outcome.notices.push(format!(
             "materialized view \"{name}\" will be refreshed by full recompute: {reason} is not maintained incrementally yet"
@@ -351,7 +355,7 @@ pub fn drop_views(
         catalog::delete_view(db, v.id)?;
     }
     if !doomed.is_empty() {
-        catalog::regenerate_views_view(db)?;
+        views_view::regenerate(db)?;
     }
     Ok(outcome)
 }
@@ -376,7 +380,7 @@ pub fn rename_view(db: &mut dyn Sql, name: &str, new_name: &str) -> Result<Outco
     };
     catalog::create_user_view(db, &view.schema, &new_name, &body)?;
     catalog::rename(db, view.id, &new_name)?;
-    catalog::regenerate_views_view(db)?;
+    views_view::regenerate(db)?;
     Ok(Outcome::default())
 }
 
@@ -389,6 +393,34 @@ pub fn dependents(db: &mut dyn Sql, table: &str) -> Result<Vec<String>, IvmError
         .into_iter()
         .map(|(_, s, n)| if s == "main" { n } else { format!("{s}.{n}") })
         .collect())
+}
+
+/// `ALTER MATERIALIZED VIEW name SET (refresh = …)` / `RESET (refresh)` (`OnDemand`).
+pub fn set_refresh_policy(
+    db: &mut dyn Sql,
+    name: &str,
+    policy: RefreshPolicy,
+) -> Result<Outcome, IvmError> {
+    let view = lookup(db, name)?;
+    policy::store(db, view.id, policy)?;
+    Ok(Outcome::default())
+}
+
+/// Every materialized view with its refresh policy and sources, in id order.
+pub fn view_policies(db: &mut dyn Sql) -> Result<Vec<ViewPolicy>, IvmError> {
+    if !catalog::exists(db)? {
+        return Ok(Vec::new());
+    }
+    policy::all(db)
+}
+
+/// Records what the background refresher says about view `id` (None clears it).
+pub fn record_refresher_status(
+    db: &mut dyn Sql,
+    id: i64,
+    status: Option<&str>,
+) -> Result<(), IvmError> {
+    policy::record_status(db, id, status)
 }
 
 /// Whether any table or view (ours or not) is called `name`.
