@@ -52,6 +52,14 @@ pub enum Command {
         if_not_exists: bool,
         /// CREATE OR REPLACE: an existing materialized view of that name is replaced.
         or_replace: bool,
+        /// `WITH (refresh = '…')`: the view's refresh policy as written.
+        refresh: Option<String>,
+    },
+    /// ALTER MATERIALIZED VIEW … SET (…) / RESET (…): `refresh` is Some when the list names the
+    /// refresh policy (Some(None): RESET, back to on demand).
+    AlterMatViewOptions {
+        name: Name,
+        refresh: Option<Option<String>>,
     },
     RefreshMatView {
         name: Name,
@@ -206,6 +214,20 @@ pub fn classify(s: &Lexed) -> Result<Command, ClassifyError> {
             }
             let (name, next) = parse_name(all, i)
                 .ok_or_else(|| ClassifyError("expected a materialized view name".into()))?;
+            if let Some(verb) = all.get(next).filter(|t| t.is_kw("SET") || t.is_kw("RESET")) {
+                let (opts, _) =
+                    super::matview_options::parse_list(all, next + 1).map_err(ClassifyError)?;
+                let refresh = if verb.is_kw("RESET") {
+                    opts.iter()
+                        .any(|o| o.name == super::matview_options::REFRESH)
+                        .then_some(None)
+                } else {
+                    super::matview_options::refresh_value(&opts)
+                        .map_err(ClassifyError)?
+                        .map(Some)
+                };
+                return Ok(Command::AlterMatViewOptions { name, refresh });
+            }
             match all.get(next..next + 3) {
                 Some([r, t, n])
                     if r.is_kw("RENAME")
@@ -219,7 +241,8 @@ pub fn classify(s: &Lexed) -> Result<Command, ClassifyError> {
                 }
                 _ => {
                     return Err(ClassifyError(
-                        "only ALTER MATERIALIZED VIEW ... RENAME TO is supported".into(),
+                        "only ALTER MATERIALIZED VIEW ... RENAME TO, SET (...) and RESET (...) are supported"
+                            .into(),
                     ))
                 }
             }
@@ -401,10 +424,19 @@ fn parse_create_matview(s: &Lexed, or_replace: bool) -> Result<Command, Classify
         i += 1;
         columns = Some(cols);
     }
-    // USING / WITH (storage options) / TABLESPACE are accepted and ignored.
+    // USING / TABLESPACE are accepted and ignored; of the storage parameters in WITH (…), only
+    // `refresh` means something to duckmv.
+    let mut refresh = None;
     while let Some(t) = toks.get(i) {
         if t.is_kw("AS") {
             break;
+        }
+        if t.is_kw("WITH") && toks.get(i + 1).is_some_and(|p| p.is_punct("(")) {
+            let (opts, next) =
+                super::matview_options::parse_list(toks, i + 1).map_err(ClassifyError)?;
+            refresh = super::matview_options::refresh_value(&opts).map_err(ClassifyError)?;
+            i = next;
+            continue;
         }
         i += 1;
     }
@@ -442,6 +474,7 @@ fn parse_create_matview(s: &Lexed, or_replace: bool) -> Result<Command, Classify
         with_data,
         if_not_exists,
         or_replace,
+        refresh,
     })
 }
 
@@ -633,6 +666,7 @@ mod tests {
                 with_data: false,
                 if_not_exists: true,
                 or_replace: false,
+                refresh: None,
             }
         );
         assert!(matches!(

@@ -7,6 +7,7 @@ pub mod copy;
 pub mod depth;
 pub mod lex;
 pub mod lexed;
+pub mod matview_options;
 pub mod merge;
 pub mod multi;
 pub mod params;
