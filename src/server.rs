@@ -31,6 +31,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("preparing the database: {} ({})", e.message, e.code))?;
     crate::session::start_log_vacuum(&shared)
         .map_err(|e| anyhow::anyhow!("starting the change-log vacuum: {}", e.message))?;
+    let refresher = crate::session::refresher::Refresher::start(shared.clone())
+        .context("starting the background refresher")?;
 
     let auth = auth_config(&config)?;
     let tls = match (&config.tls_cert, &config.tls_key) {
@@ -79,6 +81,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     connections.shutdown().await;
     // Give session workers a moment to notice their clients are gone.
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    // A scheduled refresh under way finishes (or is rolled back) before the checkpoint.
+    tokio::task::block_in_place(|| refresher.stop());
     let conn = db.connect()?;
     if let Err(e) = conn.exec("CHECKPOINT") {
         warn!("checkpoint failed: {e}");

@@ -41,6 +41,9 @@ pub struct CaptureTxn {
     /// Whether the capture epoch must move on when this transaction ends (it fed other views'
     /// deltas, unpopulated a view, or changed materialized views).
     pub bump_at_end: bool,
+    /// Relations views read that this transaction changed (lower-cased names: tables it wrote,
+    /// views whose refresh fed other views): told to the background refresher at commit.
+    changed: Vec<String>,
 }
 
 /// Where the session's transaction stands, as the checks below need it.
@@ -66,6 +69,7 @@ impl CaptureTxn {
             creating: HashSet::new(),
             refreshed: Vec::new(),
             bump_at_end: false,
+            changed: Vec::new(),
         }
     }
 
@@ -110,6 +114,7 @@ impl CaptureTxn {
                 lock.admit(self.session_id, targets, true, tracked);
             }
         }
+        self.note_changed(targets.iter().filter(|t| tracked(t)));
         self.wrote = true;
         Ok(())
     }
@@ -125,8 +130,20 @@ impl CaptureTxn {
                 .is_some_and(|e| self.shared.views.is_clean(name, e))
     }
 
+    fn note_changed<'a>(&mut self, names: impl Iterator<Item = &'a String>) {
+        for n in names {
+            if !self.changed.contains(n) {
+                self.changed.push(n.clone());
+            }
+        }
+    }
+
     /// After a REFRESH ran: remember the view for marking at commit, or that the epoch must move.
-    pub fn after_refresh(&mut self, name: &str, with_data: bool, fed_others: bool) {
+    /// `bare` is the view's name alone, lower-cased, as the views that read it name it.
+    pub fn after_refresh(&mut self, name: &str, bare: &str, with_data: bool, fed_others: bool) {
+        if fed_others {
+            self.note_changed(std::iter::once(&bare.to_ascii_lowercase()));
+        }
         if with_data && !self.wrote && !self.bump_at_end {
             self.refreshed.push(name.to_string());
         }
@@ -149,14 +166,18 @@ impl CaptureTxn {
         self.begin_calls = calls;
     }
 
-    /// Forgets refreshes whose marks a rollback undid.
+    /// Forgets refreshes whose marks a rollback undid, and the changes it undid.
     pub fn forget_refreshes(&mut self) {
         self.refreshed.clear();
+        self.changed.clear();
     }
 
     /// The transaction ended (committed or rolled back): marks views its refreshes left clean,
     /// moves the epoch on if it must, and releases the lock and every registration.
     pub fn end(&mut self) {
+        // Not rolled back (that cleared them): these changes are committed.
+        let changed = std::mem::take(&mut self.changed);
+        self.shared.refresher.changes_committed(&changed);
         let refreshed = std::mem::take(&mut self.refreshed);
         if let Some(e) = self.snapshot_epoch {
             for name in refreshed {
@@ -170,6 +191,7 @@ impl CaptureTxn {
     fn release(&mut self) {
         let lock = &self.shared.capture_lock;
         self.refreshed.clear();
+        self.changed.clear();
         if self.bump_at_end {
             lock.bump();
             self.bump_at_end = false;

@@ -97,6 +97,11 @@ impl CopyIn {
         self.file.write_all(&csv).map_err(io_err)
     }
 
+    /// The table it loads, lower-cased as statements' write targets are.
+    pub fn target(&self) -> String {
+        self.table.name.to_ascii_lowercase()
+    }
+
     /// CopyDone: loads the spooled rows with DuckDB's COPY; returns the row count.
     pub fn finish(mut self, ctx: &Context) -> Result<u64, SqlError> {
         if !self.options.csv && !self.partial.is_empty() && self.partial != b"\\." {

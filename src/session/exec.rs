@@ -130,7 +130,7 @@ pub fn start(ctx: &Context, tx: &mut Tx, stmt: &Statement) -> Result<(), SqlErro
 /// (0 = all). `describe` sends the RowDescription first (simple protocol). Commands the server
 /// answers itself are the worker's.
 pub fn execute(
-    ctx: &Context,
+    ctx: &mut Context,
     tx: &mut Tx,
     portal: &mut Portal,
     limit: u64,
@@ -150,6 +150,7 @@ pub fn execute(
                 // Its write targets were checked when it was prepared.
                 matview::check_statement(ctx, tx, &stmt.command, out)?;
                 let (n, rows) = run_steps(ctx, &r.steps)?;
+                super::immediate::maintain(ctx, tx, &stmt.writes)?;
                 let tag = match r.tag {
                     "INSERT" => format!("INSERT 0 {n}"),
                     "MERGE" => format!("MERGE {n}"),
@@ -215,9 +216,15 @@ pub fn execute(
                 if !result.returns_rows {
                     let rows = result.drain_changed_rows()?;
                     drop(result);
+                    drop(p);
+                    super::immediate::maintain(ctx, tx, &stmt.writes)?;
+                    let kind = match &stmt.kind {
+                        StmtKind::Duck(p) => p.borrow().kind,
+                        _ => StatementKind::Other,
+                    };
                     out.send(Reply::Complete(sql::command_tag(
                         &stmt.lexed,
-                        p.kind,
+                        kind,
                         rows,
                         false,
                     )));
@@ -267,6 +274,9 @@ pub fn execute(
         PortalState::Streaming(s) => {
             let finished = fetch(s, limit, out)?;
             if finished {
+                // RETURNING, or a data-modifying CTE: its writes are done once its rows are.
+                let writes = portal.stmt.writes.clone();
+                super::immediate::maintain(ctx, tx, &writes)?;
                 let tag = sql::command_tag(&portal.stmt.lexed, kind, s.sent, true);
                 out.send(Reply::Complete(tag));
                 portal.state = PortalState::Done;

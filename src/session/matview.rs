@@ -56,8 +56,11 @@ pub fn run_command(
             with_data,
             if_not_exists,
             or_replace,
+            refresh,
         } => {
             check_internal_name(name)?;
+            // A policy that cannot be honoured fails before any work.
+            let policy = refresh.as_deref().map(parse_policy).transpose()?;
             let lexed_query = text
                 .after_keyword("AS")
                 .unwrap_or_else(|| Lexed::new(query.as_str()));
@@ -76,6 +79,9 @@ pub fn run_command(
                 if_not_exists: *if_not_exists,
             };
             let o = ivm::create_view(&mut ConnSql(&ctx.conn), &v).map_err(ivm_err)?;
+            if let Some(p) = policy.filter(|p| *p != ivm::RefreshPolicy::OnDemand) {
+                ivm::set_refresh_policy(&mut ConnSql(&ctx.conn), &v.name, p).map_err(ivm_err)?;
+            }
             // The new view is in this transaction's catalog, and its sources are tracked.
             ctx.shared.reload_catalog(&ctx.conn);
             let tag = if *with_data {
@@ -88,16 +94,32 @@ pub fn run_command(
         Command::RefreshMatView { name, with_data } => {
             let mode = refresh_mode(ctx)?;
             let tag = "REFRESH MATERIALIZED VIEW".to_string();
-            let name = display(name);
-            if *with_data && mode != ivm::RefreshMode::Full && tx.capture.refresh_is_noop(&name) {
-                return Ok(tag);
+            let target = Target {
+                display: display(name),
+                bare: name.name.to_ascii_lowercase(),
+            };
+            match refresh(ctx, tx, &target, *with_data, mode, IfMissing::Fail)? {
+                Some(o) => (o, tag),
+                None => return Ok(tag),
             }
-            let lock = ctx.shared.refresh_lock(&name);
-            let _guard = lock.lock();
-            let mut db = HotSql::new(&ctx.conn, &mut ctx.hot);
-            let o = ivm::refresh_view_cached(&mut db, &ctx.shared.views, &name, *with_data, mode)
-                .map_err(ivm_err)?;
-            tx.capture.after_refresh(&name, *with_data, o.downstream);
+        }
+        Command::AlterMatViewOptions { name, refresh } => {
+            let tag = "ALTER MATERIALIZED VIEW".to_string();
+            let mut db = ConnSql(&ctx.conn);
+            let target = display(name);
+            let Some(policy) = refresh else {
+                // Only parameters duckmv does not use: the view must exist all the same.
+                if !ivm::is_materialized_view(&mut db, &target).map_err(ivm_err)? {
+                    return Err(ivm_err(ivm::IvmError::NoSuchView(name.name.clone())));
+                }
+                return Ok(tag);
+            };
+            let policy = match policy {
+                Some(text) => parse_policy(text)?,
+                None => ivm::RefreshPolicy::OnDemand,
+            };
+            let o = ivm::set_refresh_policy(&mut db, &target, policy).map_err(ivm_err)?;
+            reload_matviews(ctx, &mut tx.capture);
             (o, tag)
         }
         Command::ExplainRefresh { name } => {
@@ -141,6 +163,59 @@ pub fn run_command(
         )));
     }
     Ok(outcome.1)
+}
+
+/// A view to refresh: as the engine names it, and its bare lower-cased name (as the views that
+/// read it name it).
+pub struct Target {
+    pub display: String,
+    pub bare: String,
+}
+
+/// How a refresh treats a view that is not there.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum IfMissing {
+    /// 42P01, as `REFRESH MATERIALIZED VIEW` of an unknown name.
+    Fail,
+    /// Nothing to do: immediate maintenance of a view another session is creating (the
+    /// server's policies list it before it commits) or has dropped since.
+    Skip,
+}
+
+/// Refreshes a view in this transaction, as `REFRESH MATERIALIZED VIEW` does; None when there
+/// was nothing to do. Immediate views reading it are maintained in the same transaction.
+pub fn refresh(
+    ctx: &mut Context,
+    tx: &mut Tx,
+    target: &Target,
+    with_data: bool,
+    mode: ivm::RefreshMode,
+    missing: IfMissing,
+) -> Result<Option<ivm::Outcome>, SqlError> {
+    let name = &target.display;
+    if with_data && mode != ivm::RefreshMode::Full && tx.capture.refresh_is_noop(name) {
+        return Ok(None);
+    }
+    let lock = ctx.shared.refresh_lock(name);
+    let o = {
+        let _guard = lock.lock();
+        let mut db = HotSql::new(&ctx.conn, &mut ctx.hot);
+        match ivm::refresh_view_cached(&mut db, &ctx.shared.views, name, with_data, mode) {
+            Err(ivm::IvmError::NoSuchView(_)) if missing == IfMissing::Skip => return Ok(None),
+            r => r.map_err(ivm_err)?,
+        }
+    };
+    tx.capture
+        .after_refresh(name, &target.bare, with_data, o.downstream);
+    if o.rows > 0 {
+        super::immediate::maintain(ctx, tx, std::slice::from_ref(&target.bare))?;
+    }
+    Ok(Some(o))
+}
+
+/// A `refresh` storage parameter's policy, or 22023.
+fn parse_policy(text: &str) -> Result<ivm::RefreshPolicy, SqlError> {
+    ivm::RefreshPolicy::parse(text).map_err(ivm_err)
 }
 
 /// CREATE OR REPLACE MATERIALIZED VIEW drops the view it replaces first (the new one gets a new

@@ -28,6 +28,10 @@ pub struct Shared {
     pub views: crate::ivm::ViewCache,
     /// One lock per view: refreshes of the same view run one at a time.
     refresh_locks: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    /// Views' refresh policies, read with the catalog.
+    pub policies: RwLock<super::policies::Policies>,
+    /// Wakes the background refresher when a commit changed what views read.
+    pub refresher: super::refresher::Wake,
 }
 
 impl Shared {
@@ -49,6 +53,12 @@ impl Shared {
         if let Some(tables) = names("SELECT DISTINCT source_name FROM _duckmv.view_sources") {
             self.add_tracked(tables);
         }
+        match crate::ivm::view_policies(&mut ConnSql(conn)) {
+            Ok(views) => *self.policies.write() = super::policies::Policies::new(views),
+            Err(e) => tracing::warn!("could not read refresh policies: {e}"),
+        }
+        // A policy may have changed: the refresher looks at its views again.
+        self.refresher.poke();
     }
 
     pub fn new(db: Arc<Database>, policy: super::guard::Policy, spool: std::path::PathBuf) -> Self {
@@ -61,6 +71,8 @@ impl Shared {
             capture_lock: Arc::default(),
             views: Default::default(),
             refresh_locks: Mutex::new(HashMap::new()),
+            policies: Default::default(),
+            refresher: Default::default(),
         }
     }
 

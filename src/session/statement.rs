@@ -137,6 +137,7 @@ pub fn needs_transaction(cmd: &Command) -> bool {
             | Command::RefreshMatView { .. }
             | Command::DropMatView { .. }
             | Command::RenameMatView { .. }
+            | Command::AlterMatViewOptions { .. }
             | Command::DropRelation { .. }
             | Command::AlterRelation { .. }
     )

@@ -361,7 +361,12 @@ impl Worker {
         let Some(c) = self.copy_in.take() else {
             return;
         };
-        match c.finish(&self.ctx) {
+        let writes = [c.target()];
+        let loaded = c.finish(&self.ctx).and_then(|n| {
+            super::immediate::maintain(&mut self.ctx, &mut self.tx, &writes)?;
+            Ok(n)
+        });
+        match loaded {
             Ok(n) => {
                 out.send(Reply::Complete(format!("COPY {n}")));
             }
@@ -440,7 +445,7 @@ impl Worker {
                 portal.state = PortalState::Done;
                 Ok(())
             }
-            _ => exec::execute(&self.ctx, &mut self.tx, portal, limit, describe, out),
+            _ => exec::execute(&mut self.ctx, &mut self.tx, portal, limit, describe, out),
         }
     }
 

@@ -113,7 +113,11 @@ impl TestServer {
     }
 
     fn launch(db: &Path, config: Config, dir: Option<TempDir>) -> TestServer {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_duckmv"));
+        // DUCKMV_BIN runs the tests against another build of the server (as the client suites'
+        // with-server.sh does).
+        let bin = std::env::var_os("DUCKMV_BIN")
+            .unwrap_or_else(|| std::ffi::OsString::from(env!("CARGO_BIN_EXE_duckmv")));
+        let mut cmd = Command::new(bin);
         for (k, _) in std::env::vars() {
             if k.starts_with("DUCKMV_") && k != "DUCKMV_TEST_LOG" {
                 cmd.env_remove(k);
