@@ -39,7 +39,7 @@ pub struct CaptureCost {
 }
 
 /// Makes the `n`th single-row statement on a table.
-type SingleRow<'a> = dyn Fn(&str, u64) -> String + 'a;
+pub type SingleRow<'a> = dyn Fn(&str, u64) -> String + 'a;
 
 const STATEMENTS: [&str; 4] = ["bulk INSERT … SELECT", "INSERT", "UPDATE", "DELETE"];
 

@@ -68,6 +68,11 @@ pub struct Args {
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
 
+    /// Measure refresh policies instead (issue 18): the writer's cost of an immediate view
+    /// and the lag of `every 1 second` (`--sf` sets the bulk insert: 1M rows × sf).
+    #[arg(long)]
+    pub policies: bool,
+
     /// Where `--tpch` writes its figures as JSON.
     #[arg(long, default_value = "bench/tpch.json")]
     pub tpch_out: PathBuf,

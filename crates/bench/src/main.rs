@@ -12,6 +12,7 @@ mod cli;
 mod data;
 mod error;
 mod measure;
+mod policies;
 mod report;
 mod run;
 mod seed;
@@ -33,6 +34,8 @@ async fn main() {
     let args = cli::Args::parse();
     let outcome = if args.seed_joins {
         seed::main(args).await
+    } else if args.policies {
+        policies::main(args).await
     } else if args.tpch {
         tpch_run::main(args).await
     } else {
