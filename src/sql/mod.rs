@@ -9,6 +9,7 @@ pub mod lex;
 pub mod lexed;
 pub mod merge;
 pub mod multi;
+pub mod notify;
 pub mod params;
 pub mod savepoint;
 pub mod upsert;
