@@ -28,6 +28,8 @@ pub struct Shared {
     pub views: crate::ivm::ViewCache,
     /// One lock per view: refreshes of the same view run one at a time.
     refresh_locks: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    /// Who LISTENs on which channel: where committed notifications go.
+    pub notify: Arc<super::notify::Hub>,
 }
 
 impl Shared {
@@ -61,6 +63,7 @@ impl Shared {
             capture_lock: Arc::default(),
             views: Default::default(),
             refresh_locks: Mutex::new(HashMap::new()),
+            notify: Arc::default(),
         }
     }
 
