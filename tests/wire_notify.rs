@@ -1,6 +1,6 @@
 //! LISTEN / NOTIFY / UNLISTEN and pg_notify between sessions, as PostgreSQL clients use them:
 //! delivery at commit only, to other sessions and the sender, before ReadyForQuery and while
-//! the connection is idle.
+//! the connection is idle; and the notifications a REFRESH that changed a view sends.
 
 mod common;
 
@@ -298,6 +298,85 @@ async fn notifications_come_before_ready_for_query_and_never_inside_a_block() {
     let (msg, mut raw) = m;
     assert_eq!(notification(&msg).map(|n| n.1), Some("idle".to_string()));
     assert_eq!(outline(&raw.simple("UNLISTEN *")), ["UNLISTEN", "ready I"]);
+}
+
+/// (channel, view, rows) of a refresh notification.
+fn refresh_note(n: &Note) -> (String, String, u64) {
+    let v: serde_json::Value = serde_json::from_str(&n.1).expect("a JSON payload");
+    let view = v["view"].as_str().expect("view").to_string();
+    (n.0.clone(), view, v["rows"].as_u64().expect("rows"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refresh_that_changed_the_view_notifies_both_refresh_channels() {
+    let server = TestServer::start();
+    let (a, mut ra) = listener(&server).await;
+    let b = server.client().await;
+    b.batch_execute(
+        "CREATE TABLE sales (region TEXT, amount INT); \
+         CREATE MATERIALIZED VIEW totals AS \
+             SELECT region, sum(amount) AS total FROM sales GROUP BY region",
+    )
+    .await
+    .unwrap();
+    a.batch_execute("LISTEN duckmv_refresh; LISTEN \"duckmv_refresh.totals\"")
+        .await
+        .unwrap();
+
+    b.batch_execute("INSERT INTO sales VALUES ('n', 10), ('n', 5), ('s', 7)")
+        .await
+        .unwrap();
+    nothing(&mut ra).await;
+    b.batch_execute("REFRESH MATERIALIZED VIEW totals")
+        .await
+        .unwrap();
+    let first = refresh_note(&next(&mut ra).await);
+    let second = refresh_note(&next(&mut ra).await);
+    assert_eq!(first, ("duckmv_refresh".into(), "totals".into(), 2));
+    assert_eq!(second, ("duckmv_refresh.totals".into(), "totals".into(), 2));
+    // They come with the view's new contents committed.
+    let total: i64 = a
+        .query_one("SELECT sum(total)::BIGINT FROM totals", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(total, 22);
+
+    // Nothing pending: no notification.
+    b.batch_execute("REFRESH MATERIALIZED VIEW totals")
+        .await
+        .unwrap();
+    nothing(&mut ra).await;
+
+    // In a block they come at COMMIT, and not at all after ROLLBACK.
+    b.batch_execute("BEGIN; INSERT INTO sales VALUES ('e', 1); REFRESH MATERIALIZED VIEW totals")
+        .await
+        .unwrap();
+    nothing(&mut ra).await;
+    b.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(refresh_note(&next(&mut ra).await).2, 1);
+    assert_eq!(refresh_note(&next(&mut ra).await).2, 1);
+    b.batch_execute(
+        "BEGIN; INSERT INTO sales VALUES ('w', 1); REFRESH MATERIALIZED VIEW totals; ROLLBACK",
+    )
+    .await
+    .unwrap();
+    nothing(&mut ra).await;
+
+    // A listener on one view's channel only hears that view.
+    a.batch_execute("UNLISTEN duckmv_refresh").await.unwrap();
+    b.batch_execute(
+        "CREATE MATERIALIZED VIEW counts AS SELECT region, count(*) AS n FROM sales GROUP BY region; \
+         INSERT INTO sales VALUES ('n', 1); REFRESH MATERIALIZED VIEW counts",
+    )
+    .await
+    .unwrap();
+    nothing(&mut ra).await;
+    b.batch_execute("REFRESH MATERIALIZED VIEW totals")
+        .await
+        .unwrap();
+    let n = refresh_note(&next(&mut ra).await);
+    assert_eq!(n, ("duckmv_refresh.totals".into(), "totals".into(), 1));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

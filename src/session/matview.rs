@@ -98,6 +98,7 @@ pub fn run_command(
             let o = ivm::refresh_view_cached(&mut db, &ctx.shared.views, &name, *with_data, mode)
                 .map_err(ivm_err)?;
             tx.capture.after_refresh(&name, *with_data, o.downstream);
+            super::notify::refreshed(&mut tx.notes, &name, o.rows);
             (o, tag)
         }
         Command::ExplainRefresh { name } => {

@@ -19,6 +19,9 @@ use crate::sqlstate::SqlState;
 /// PostgreSQL's limit: a payload must be shorter than this many bytes.
 pub const MAX_PAYLOAD: usize = 8000;
 
+/// The channel every refresh that changed a view notifies.
+pub const REFRESH_CHANNEL: &str = "duckmv_refresh";
+
 /// One notification as a listener's client receives it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Notification {
@@ -222,6 +225,43 @@ pub fn check(channel: &str, payload: &str) -> Result<(), SqlError> {
     Ok(())
 }
 
+/// Queues what a refresh that changed `rows` rows of `view` tells listeners: a notification
+/// on `duckmv_refresh` and one on `duckmv_refresh.<view>`, both with the payload
+/// `{"view":"<view>","rows":<rows>}`. `view` is the name the IVM engine was given (quoted,
+/// `main` for public); it is named by its name alone in the default schema, as
+/// `<schema>.<name>` in another (an attached database's name is left out). A refresh that
+/// changed nothing queues nothing.
+pub fn refreshed(notes: &mut Notes, view: &str, rows: u64) {
+    if rows == 0 {
+        return;
+    }
+    let name = refresh_name(view);
+    let payload = format!(
+        "{{\"view\":{},\"rows\":{rows}}}",
+        serde_json::Value::String(name.clone())
+    );
+    notes.push(REFRESH_CHANNEL.to_string(), payload.clone());
+    notes.push(format!("{REFRESH_CHANNEL}.{name}"), payload);
+}
+
+/// A view's name in its refresh notifications (see `refreshed`).
+fn refresh_name(view: &str) -> String {
+    use crate::sql::lex::{tokenize, Tok};
+    let parts: Vec<String> = tokenize(view)
+        .into_iter()
+        .filter_map(|t| match t.kind {
+            Tok::Ident => Some(t.text),
+            Tok::Word => Some(t.text.to_ascii_lowercase()),
+            _ => None,
+        })
+        .collect();
+    match parts.as_slice() {
+        [.., schema, name] if schema != "main" && schema != "public" => format!("{schema}.{name}"),
+        [.., name] => name.clone(),
+        [] => view.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -337,5 +377,35 @@ mod tests {
             SqlState::INVALID_PARAMETER_VALUE
         );
         assert!(check(&"c".repeat(200), "").is_ok());
+    }
+
+    #[test]
+    fn a_refresh_that_changed_rows_notifies_both_channels() {
+        let mut n = Notes::default();
+        refreshed(&mut n, "\"v\"", 3);
+        refreshed(&mut n, "main.\"W\"", 1);
+        refreshed(&mut n, "\"s\".\"x\"", 2);
+        refreshed(&mut n, "\"q\"\"uote\"", 1);
+        refreshed(&mut n, "\"none\"", 0);
+        let channels: Vec<&str> = n.queue.iter().map(|(c, _)| c.as_str()).collect();
+        assert_eq!(
+            channels,
+            [
+                "duckmv_refresh",
+                "duckmv_refresh.v",
+                "duckmv_refresh",
+                "duckmv_refresh.W",
+                "duckmv_refresh",
+                "duckmv_refresh.s.x",
+                "duckmv_refresh",
+                "duckmv_refresh.q\"uote",
+            ]
+        );
+        assert_eq!(n.queue[0].1, r#"{"view":"v","rows":3}"#);
+        assert_eq!(n.queue[1].1, r#"{"view":"v","rows":3}"#);
+        assert_eq!(n.queue[3].1, r#"{"view":"W","rows":1}"#);
+        assert_eq!(n.queue[5].1, r#"{"view":"s.x","rows":2}"#);
+        let v: serde_json::Value = serde_json::from_str(&n.queue[7].1).unwrap();
+        assert_eq!(v["view"], "q\"uote");
     }
 }
