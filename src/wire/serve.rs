@@ -70,8 +70,8 @@ async fn run<H: PgWireServerHandlers>(
     let extended = handlers.extended_query_handler();
     let copy = handlers.copy_handler();
     let cancel = handlers.cancel_handler();
-    // Whether notifications may go out now: the last reply ended with a ReadyForQuery outside
-    // any transaction. `inbox_open`: the session can still send some.
+    // idle: the last reply ended with a ReadyForQuery outside any transaction, so notifications
+    // may go out; inbox_open: the session can still send some.
     let (mut idle, mut inbox_open) = (false, true);
     loop {
         let in_startup = matches!(
@@ -124,10 +124,14 @@ async fn run<H: PgWireServerHandlers>(
         if is_cancel {
             return Ok(());
         }
-        idle = ends_ready
-            && matches!(socket.state(), PgWireConnectionState::ReadyForQuery)
-            && matches!(socket.transaction_status(), TransactionStatus::Idle);
+        idle = ends_ready && outside_transaction(&socket);
     }
+}
+
+/// Whether the connection is ready for a query with no transaction open.
+fn outside_transaction(socket: &impl ClientInfo) -> bool {
+    matches!(socket.state(), PgWireConnectionState::ReadyForQuery)
+        && matches!(socket.transaction_status(), TransactionStatus::Idle)
 }
 
 /// Whether the reply to `msg` ends with a ReadyForQuery (COPY's only in the simple protocol).
