@@ -68,8 +68,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
                     Err(e) => { warn!("could not start a session for {peer}: {e}"); continue; }
                 };
                 let handlers = Connection::new(session, registry.clone(), &auth);
-                let tls = tls.clone();
-                connections.spawn(crate::wire::serve(stream, tls, handlers));
+                let (tls, inbox) = (tls.clone(), handlers.inbox());
+                connections.spawn(crate::wire::serve(stream, tls, handlers, inbox));
             }
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
             _ = &mut shutdown => break,

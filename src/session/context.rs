@@ -9,6 +9,9 @@ use super::ivm_sql::HotStatements;
 use super::shared::Shared;
 use crate::engine::Conn;
 
+/// Where the notifications for this session's client go.
+pub type NoteSender = tokio::sync::mpsc::UnboundedSender<super::notify::Notification>;
+
 pub struct Context {
     /// Prepared REFRESH statements; declared before `conn` so they are dropped first.
     pub hot: HotStatements,
@@ -20,14 +23,18 @@ pub struct Context {
     pub database: String,
     /// Whether the user who connected is a superuser (`--superuser`).
     pub superuser: bool,
+    /// The session's backend pid and LISTEN subscriptions (see `notify.rs`).
+    pub notify: super::notify::Listener,
 }
 
 impl Context {
-    pub fn new(conn: Conn, shared: Arc<Shared>) -> Self {
+    pub fn new(conn: Conn, shared: Arc<Shared>, inbox: NoteSender) -> Self {
         if let Err(e) = crate::compat::session_init(&conn) {
             tracing::warn!("session setup failed: {e}");
         }
+        let notify = super::notify::Listener::new(shared.notify.clone(), inbox);
         Context {
+            notify,
             hot: Default::default(),
             conn,
             shared,
@@ -48,6 +55,18 @@ impl Context {
             tracing::warn!("could not set the session's database name: {e}");
         }
         self.database = database;
+    }
+
+    /// The backend pid the connection was given: notifications this session sends carry it, and
+    /// `pg_backend_pid()` returns it.
+    pub fn set_backend_pid(&mut self, pid: i32) {
+        self.notify.set_pid(pid);
+        if let Err(e) = self
+            .conn
+            .exec(&format!("SET VARIABLE duckmv_backend_pid = {pid}"))
+        {
+            tracing::warn!("could not set the session's backend pid: {e}");
+        }
     }
 
     /// The guard's checks (see `guard.rs`) for a statement of `kind`, with this session's rights.

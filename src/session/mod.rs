@@ -18,6 +18,8 @@ mod guard_settings;
 mod immediate;
 mod ivm_sql;
 mod matview;
+pub mod notify;
+mod notify_command;
 mod policies;
 pub mod refresher;
 pub mod reply;
@@ -37,6 +39,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 pub use guard::Policy;
+pub use notify::Notification;
 pub use reply::{FieldDesc, Reply, SqlError, TxStatus};
 pub use shared::Shared;
 pub use worker::Worker;
@@ -81,6 +84,8 @@ impl Out {
 pub struct Session {
     jobs: std::sync::mpsc::Sender<Queued>,
     interrupter: Arc<Interrupter>,
+    /// The notifications for this session's client, until the connection takes them.
+    notifications: Option<mpsc::UnboundedReceiver<Notification>>,
 }
 
 impl Session {
@@ -88,11 +93,12 @@ impl Session {
         let conn = shared.db.connect()?;
         let interrupter = conn.interrupter();
         let (tx, rx) = std::sync::mpsc::channel::<Queued>();
+        let (inbox, notifications) = mpsc::unbounded_channel();
         std::thread::Builder::new()
             .name("duckmv-session".into())
             .stack_size(SESSION_STACK)
             .spawn(move || {
-                let mut w = Worker::new(conn, shared);
+                let mut w = Worker::new(conn, shared, inbox);
                 while let Ok(q) = rx.recv() {
                     run_guarded(&mut w, q);
                 }
@@ -101,7 +107,19 @@ impl Session {
         Ok(Session {
             jobs: tx,
             interrupter,
+            notifications: Some(notifications),
         })
+    }
+
+    /// The notifications for this session's client: LISTENed channels' committed NOTIFYs, in
+    /// order. Once; the connection that serves the client takes them.
+    pub fn take_notifications(&mut self) -> Option<mpsc::UnboundedReceiver<Notification>> {
+        self.notifications.take()
+    }
+
+    /// Tells the session the backend pid the connection gave it (before any statement's job).
+    pub fn set_backend_pid(&self, pid: i32) {
+        drop(self.run(Ends::Replies, move |w, _| w.set_backend_pid(pid)));
     }
 
     /// Runs `f` on the worker thread; its replies arrive on the receiver,

@@ -67,6 +67,8 @@ pub fn run(
             }
             statements.clear();
             portals.clear();
+            // DISCARD ALL includes UNLISTEN *, as in PostgreSQL.
+            ctx.notify.unlisten(None);
             for (k, v) in ctx.settings.reset_all() {
                 out.send(Reply::ParameterStatus(k, v));
             }

@@ -32,6 +32,8 @@ pub struct Shared {
     pub policies: RwLock<super::policies::Policies>,
     /// Wakes the background refresher when a commit changed what views read.
     pub refresher: super::refresher::Wake,
+    /// Who LISTENs on which channel: where committed notifications go.
+    pub notify: Arc<super::notify::Hub>,
 }
 
 impl Shared {
@@ -73,6 +75,7 @@ impl Shared {
             refresh_locks: Mutex::new(HashMap::new()),
             policies: Default::default(),
             refresher: Default::default(),
+            notify: Arc::default(),
         }
     }
 

@@ -9,6 +9,7 @@ use super::matview;
 use super::reply::SqlError;
 use super::transaction::{Tx, Txn};
 use crate::engine::{Column, Prepared, StatementKind};
+use crate::sql::notify::NotifyCommand;
 use crate::sql::{self, Command, Lexed};
 use crate::types::{self, DuckType};
 
@@ -63,11 +64,13 @@ impl Statement {
             StmtKind::Duck(p) => {
                 p.borrow().kind == StatementKind::Select && self.lexed.first_word() != Some("WITH")
             }
+            // LISTEN and UNLISTEN change no data: ROLLBACK TO need not undo them.
             StmtKind::Command(c) => matches!(
                 c,
                 Command::Show { .. }
                     | Command::ExplainRefresh { .. }
                     | Command::Copy(sql::copy::Copy::To { .. })
+                    | Command::Notify(NotifyCommand::Listen(_) | NotifyCommand::Unlisten(_))
             ),
             StmtKind::Rewrite(_) => false,
         }
@@ -87,9 +90,11 @@ impl Statement {
         match &self.kind {
             StmtKind::Rewrite(r) => return r.describe.is_some(),
             // SHOW answered by the server has one row, described like DuckDB's.
-            StmtKind::Command(Command::Show { .. } | Command::ExplainRefresh { .. }) => {
-                return true
-            }
+            StmtKind::Command(
+                Command::Show { .. }
+                | Command::ExplainRefresh { .. }
+                | Command::Notify(NotifyCommand::PgNotify { .. }),
+            ) => return true,
             _ => {}
         }
         let StmtKind::Duck(p) = &self.kind else {
@@ -205,6 +210,14 @@ pub fn prepare(
             let shown = name.rsplit('.').next().unwrap_or(name);
             st.columns = vec![Column {
                 name: crate::compat::show_column(shown),
+                ty: DuckType::Varchar,
+            }];
+        }
+        if let Command::Notify(n @ NotifyCommand::PgNotify { column, .. }) = &cmd {
+            // One text column (PostgreSQL's is void, sent as an empty text value).
+            st.params = vec![DuckType::Varchar; n.param_count()];
+            st.columns = vec![Column {
+                name: column.clone(),
                 ty: DuckType::Varchar,
             }];
         }

@@ -1,4 +1,5 @@
-//! The session worker in process: a panicking job ends that job only.
+//! The session worker in process: a panicking job ends that job only; an ended session leaves
+//! nothing behind in the notification hub.
 
 use crate::sqlstate::SqlState;
 use std::sync::Arc;
@@ -71,4 +72,33 @@ fn a_panicking_job_answers_xx000_and_releases_what_it_held() {
     assert!(error_codes(&rs).is_empty(), "{rs:?}");
     let rows: Vec<&Reply> = rs.iter().filter(|r| matches!(r, Reply::Rows(..))).collect();
     assert_eq!(rows.len(), 1);
+}
+
+#[test]
+fn a_session_that_ends_leaves_no_subscription_and_no_pending_notification() {
+    let shared = shared();
+    let mut a = Session::start(shared.clone()).unwrap();
+    let mut inbox = a.take_notifications().unwrap();
+    let b = Session::start(shared.clone()).unwrap();
+    assert!(error_codes(&simple(&a, "LISTEN x; LISTEN y; LISTEN x")).is_empty());
+    assert_eq!(shared.notify.size(), (2, 1));
+    // Published before the sender's ReadyForQuery.
+    assert!(error_codes(&simple(&b, "NOTIFY x, 'p'")).is_empty());
+    assert_eq!(inbox.try_recv().map(|n| n.payload), Ok("p".to_string()));
+    // A transaction still open when its session ends notifies nobody.
+    assert!(error_codes(&simple(&b, "BEGIN; NOTIFY x, 'lost'")).is_empty());
+    drop(b);
+    assert!(error_codes(&simple(&a, "SELECT 1")).is_empty());
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(inbox.try_recv().is_err());
+    drop(a);
+    let start = std::time::Instant::now();
+    while shared.notify.size() != (0, 0) {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the ended session's subscriptions stay: {:?}",
+            shared.notify.size()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

@@ -39,6 +39,10 @@ pub struct Tx {
     pub capture: CaptureTxn,
     /// DuckDB's transaction ended since the protocol last asked.
     streams_ended: bool,
+    /// Notifications (NOTIFY, refreshes) for listeners, delivered when the transaction
+    /// commits — a block's COMMIT, the implicit transaction's end, or the end of an autocommit
+    /// statement — and dropped when it rolls back or fails, as PostgreSQL does.
+    pub notes: super::notify::Notes,
 }
 
 impl Tx {
@@ -48,6 +52,7 @@ impl Tx {
             savepoints: Default::default(),
             capture,
             streams_ended: false,
+            notes: Default::default(),
         }
     }
 
@@ -91,7 +96,17 @@ impl Tx {
             }
             Txn::Failed => {}
         }
+        // A failed block will only roll back: what it notified is never delivered.
+        self.notes.clear();
         self.release_capture_if_idle();
+    }
+
+    /// After an autocommit statement (the end of a query string or a Sync): what it notified
+    /// is delivered, as it committed. Inside a transaction nothing happens until it ends.
+    pub fn deliver_notes_if_idle(&mut self, ctx: &Context) {
+        if self.state == Txn::Idle {
+            ctx.notify.publish(&mut self.notes);
+        }
     }
 
     /// Where the transaction stands, for the capture lock's checks.
@@ -153,6 +168,7 @@ impl Tx {
             self.after_rollback(ctx);
             return Err(e.into());
         }
+        ctx.notify.publish(&mut self.notes);
         Ok(())
     }
 
@@ -194,6 +210,7 @@ impl Tx {
 
     /// Caches that mirror catalog state may hold rolled-back changes.
     fn after_rollback(&mut self, ctx: &Context) {
+        self.notes.clear();
         self.capture.forget_refreshes();
         self.capture.bump_at_end = true;
         ctx.shared.reload_catalog(&ctx.conn);
@@ -256,7 +273,10 @@ impl Tx {
                     self.state = Txn::Idle;
                     self.streams_ended = true;
                     match ctx.conn.exec("COMMIT") {
-                        Ok(_) => Ok("COMMIT"),
+                        Ok(_) => {
+                            ctx.notify.publish(&mut self.notes);
+                            Ok("COMMIT")
+                        }
                         Err(e) => {
                             let _ = ctx.conn.exec("ROLLBACK");
                             self.after_rollback(ctx);
@@ -302,6 +322,7 @@ impl Tx {
         let _ = ctx.conn.exec("ROLLBACK");
         self.state = Txn::Idle;
         self.savepoints.reset();
+        self.notes.clear();
         self.capture.forget_refreshes();
         self.capture.bump_at_end = true;
         self.release_capture_if_idle();

@@ -32,10 +32,10 @@ pub struct Worker {
 }
 
 impl Worker {
-    pub fn new(conn: Conn, shared: Arc<Shared>) -> Self {
+    pub fn new(conn: Conn, shared: Arc<Shared>, inbox: super::context::NoteSender) -> Self {
         Worker {
             tx: Tx::new(super::capture_txn::CaptureTxn::new(shared.clone())),
-            ctx: Context::new(conn, shared),
+            ctx: Context::new(conn, shared, inbox),
             statements: HashMap::new(),
             portals: HashMap::new(),
             copy_in: None,
@@ -51,6 +51,11 @@ impl Worker {
     /// Who connected: the database name becomes the session's current database.
     pub fn identify(&mut self, user: String, database: String) {
         self.ctx.identify(user, database);
+    }
+
+    /// The backend pid the connection was given (see `Context::set_backend_pid`).
+    pub fn set_backend_pid(&mut self, pid: i32) {
+        self.ctx.set_backend_pid(pid);
     }
 
     pub fn status(&self) -> TxStatus {
@@ -103,6 +108,7 @@ impl Worker {
                 out.send(Reply::Error(e));
             }
         }
+        self.tx.deliver_notes_if_idle(&self.ctx);
         self.tx.release_capture_if_idle();
         out.send(Reply::Ready(self.status()));
     }
@@ -323,6 +329,7 @@ impl Worker {
                 out.send(Reply::Error(e));
             }
         }
+        self.tx.deliver_notes_if_idle(&self.ctx);
         self.tx.release_capture_if_idle();
         out.send(Reply::Ready(self.status()));
     }
@@ -441,7 +448,7 @@ impl Worker {
         match (&portal.state, &stmt.kind) {
             (PortalState::New, StmtKind::Command(cmd)) => {
                 exec::start(&self.ctx, &mut self.tx, &stmt)?;
-                self.server_command(&stmt, cmd, describe, out)?;
+                self.server_command(&stmt, cmd, &portal.params, describe, out)?;
                 portal.state = PortalState::Done;
                 Ok(())
             }
@@ -449,19 +456,18 @@ impl Worker {
         }
     }
 
-    /// A statement the server runs itself: COPY with the client, a session setting, or a
-    /// materialized-view command.
+    /// A statement the server runs itself: COPY with the client, a session setting, LISTEN and
+    /// NOTIFY, or a materialized-view command. `params` are the portal's bound values.
     fn server_command(
         &mut self,
         stmt: &Statement,
         cmd: &Command,
+        params: &[types::ParamValue],
         describe: bool,
         out: &Out,
     ) -> Result<(), SqlError> {
-        if describe {
-            if let Command::Show { .. } | Command::ExplainRefresh { .. } = cmd {
-                out.send(Reply::RowDescription(exec::fields(stmt.columns(), &[])));
-            }
+        if describe && stmt.returns_rows() {
+            out.send(Reply::RowDescription(exec::fields(stmt.columns(), &[])));
         }
         match cmd {
             Command::Copy(sql::copy::Copy::From {
@@ -484,6 +490,11 @@ impl Worker {
                 return Ok(());
             }
             _ => {}
+        }
+        if let Command::Notify(n) = cmd {
+            let tag = super::notify_command::run(&self.ctx, &mut self.tx, n, params, out)?;
+            out.send(Reply::Complete(tag.into()));
+            return Ok(());
         }
         let (ctx, txn) = (&mut self.ctx, self.tx.state);
         let prepared = (&mut self.statements, &mut self.portals);

@@ -110,6 +110,9 @@ pub enum Command {
     },
     /// COPY … FROM STDIN / TO STDOUT (other COPYs go to DuckDB).
     Copy(super::copy::Copy),
+    /// LISTEN / UNLISTEN / NOTIFY, and a statement that is only `SELECT pg_notify(…)`: DuckDB
+    /// has no notifications; the session delivers them (session::notify).
+    Notify(super::notify::NotifyCommand),
     /// Everything else goes to DuckDB as written.
     Passthrough,
 }
@@ -164,6 +167,13 @@ pub fn classify(s: &Lexed) -> Result<Command, ClassifyError> {
             }
         }
         "DISCARD" => Command::DiscardAll,
+        "LISTEN" | "UNLISTEN" | "NOTIFY" => {
+            Command::Notify(super::notify::parse(s).map_err(ClassifyError)?)
+        }
+        "SELECT" => match super::notify::parse_pg_notify(s) {
+            Some(r) => Command::Notify(r.map_err(ClassifyError)?),
+            None => Command::Passthrough,
+        },
         "DEALLOCATE" => {
             let i = if w(1) == "PREPARE" { 2 } else { 1 };
             match toks.get(i) {

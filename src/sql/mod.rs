@@ -10,6 +10,7 @@ pub mod lexed;
 pub mod matview_options;
 pub mod merge;
 pub mod multi;
+pub mod notify;
 pub mod params;
 pub mod savepoint;
 pub mod upsert;

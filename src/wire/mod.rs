@@ -9,6 +9,7 @@ use crate::sqlstate::SqlState;
 mod auth;
 mod cancel;
 mod guard;
+mod inbox;
 mod serve;
 mod startup;
 pub mod tls;
@@ -45,6 +46,7 @@ use tokio::sync::mpsc::Receiver;
 
 pub use auth::{AuthMethod, Users};
 pub use cancel::CancelRegistry;
+pub use inbox::Inbox;
 pub use serve::serve;
 pub use startup::AuthConfig;
 
@@ -59,16 +61,26 @@ pub struct Connection {
 }
 
 impl Connection {
-    pub fn new(session: Session, registry: Arc<CancelRegistry>, auth: &AuthConfig) -> Self {
+    pub fn new(mut session: Session, registry: Arc<CancelRegistry>, auth: &AuthConfig) -> Self {
         let (pid, secret) = registry.register(session.interrupter());
+        // Notifications the session sends carry the pid its client knows it by.
+        session.set_backend_pid(pid);
+        let (_, none) = tokio::sync::mpsc::unbounded_channel();
+        let inbox = Inbox::new(session.take_notifications().unwrap_or(none));
         Connection {
             handler: Arc::new(QueryHandler {
                 session,
                 identified: Default::default(),
+                inbox,
             }),
             startup: Arc::new(startup::Startup::new(pid, secret, auth)),
             cancel: Arc::new(cancel::Cancel { registry, pid }),
         }
+    }
+
+    /// The client's notifications, for the connection loop to send while it waits.
+    pub fn inbox(&self) -> Arc<Inbox> {
+        self.handler.inbox.clone()
     }
 }
 
@@ -94,6 +106,8 @@ pub struct QueryHandler {
     session: Session,
     /// Whether the session was told who connected (user, database), before its first statement.
     identified: std::sync::atomic::AtomicBool,
+    /// The client's notifications: sent before a ReadyForQuery that leaves the session idle.
+    inbox: Arc<Inbox>,
 }
 
 impl QueryHandler {
@@ -151,7 +165,12 @@ fn user_error(e: SqlError) -> PgWireError {
 
 /// Forwards a job's replies to the client. In the extended protocol an
 /// error is returned instead of sent, so pgwire skips to the next Sync.
-async fn pump<C>(client: &mut C, mut rx: Receiver<Reply>, extended: bool) -> PgWireResult<()>
+async fn pump<C>(
+    client: &mut C,
+    mut rx: Receiver<Reply>,
+    extended: bool,
+    inbox: &Inbox,
+) -> PgWireResult<()>
 where
     C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
     C::Error: Debug,
@@ -234,6 +253,13 @@ where
             Reply::CopyDone => PgWireBackendMessage::CopyDone(CopyDone::new()),
             Reply::Ready(s) => {
                 client.set_transaction_status(status(s));
+                // As PostgreSQL does: notifications that came while the statement ran (its
+                // own included) precede the ReadyForQuery, once no transaction is open.
+                if s == TxStatus::Idle {
+                    while let Some(n) = inbox.try_next() {
+                        client.feed(n).await?;
+                    }
+                }
                 PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(status(s)))
             }
         };
@@ -263,7 +289,7 @@ impl SimpleQueryHandler for QueryHandler {
         let rx = self
             .session
             .run(Ends::Ready, move |w, out| w.simple_query(&text, out));
-        let r = pump(client, rx, false).await;
+        let r = pump(client, rx, false, &self.inbox).await;
         // COPY FROM STDIN leaves the connection in copy mode; ReadyForQuery
         // follows the data.
         if !matches!(client.state(), PgWireConnectionState::CopyInProgress(_)) {
@@ -306,7 +332,7 @@ impl ExtendedQueryHandler for QueryHandler {
         let rx = self
             .session
             .run(Ends::Replies, move |w, out| w.parse(name, sql, oids, out));
-        pump(client, rx, true).await
+        pump(client, rx, true, &self.inbox).await
     }
 
     async fn on_bind<C>(&self, client: &mut C, message: Bind) -> PgWireResult<()>
@@ -326,7 +352,7 @@ impl ExtendedQueryHandler for QueryHandler {
         let rx = self.session.run(Ends::Replies, move |w, out| {
             w.bind(portal, stmt, pf, params, rf, out)
         });
-        pump(client, rx, true).await
+        pump(client, rx, true, &self.inbox).await
     }
 
     async fn on_describe<C>(&self, client: &mut C, message: Describe) -> PgWireResult<()>
@@ -345,7 +371,7 @@ impl ExtendedQueryHandler for QueryHandler {
                 w.describe_statement(&name, out)
             })
         };
-        pump(client, rx, true).await
+        pump(client, rx, true, &self.inbox).await
     }
 
     async fn on_execute<C>(&self, client: &mut C, message: Execute) -> PgWireResult<()>
@@ -361,7 +387,7 @@ impl ExtendedQueryHandler for QueryHandler {
         let rx = self
             .session
             .run(Ends::Replies, move |w, out| w.execute(&name, max_rows, out));
-        let r = pump(client, rx, true).await;
+        let r = pump(client, rx, true, &self.inbox).await;
         if !matches!(client.state(), PgWireConnectionState::CopyInProgress(_)) {
             client.set_state(PgWireConnectionState::ReadyForQuery);
         }
@@ -378,7 +404,7 @@ impl ExtendedQueryHandler for QueryHandler {
         let rx = self.session.run(Ends::Ready, |w, out| w.sync(out));
         // An error committing the implicit transaction is sent, not returned:
         // ReadyForQuery must follow it.
-        let r = pump(client, rx, false).await;
+        let r = pump(client, rx, false, &self.inbox).await;
         client.flush().await?;
         r
     }
@@ -398,7 +424,7 @@ impl ExtendedQueryHandler for QueryHandler {
             self.session
                 .run(Ends::Replies, move |w, out| w.close_statement(&name, out))
         };
-        pump(client, rx, true).await
+        pump(client, rx, true, &self.inbox).await
     }
 
     async fn do_query<C>(
@@ -429,7 +455,7 @@ impl pgwire::api::copy::CopyHandler for QueryHandler {
         let rx = self
             .session
             .run(Ends::Replies, move |w, out| w.copy_data(&data, out));
-        pump(client, rx, true).await
+        pump(client, rx, true, &self.inbox).await
     }
 
     async fn on_copy_done<C>(&self, client: &mut C, _done: CopyDone) -> PgWireResult<()>
@@ -439,7 +465,7 @@ impl pgwire::api::copy::CopyHandler for QueryHandler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let rx = self.session.run(Ends::Replies, |w, out| w.copy_done(out));
-        pump(client, rx, true).await
+        pump(client, rx, true, &self.inbox).await
     }
 
     async fn on_copy_fail<C>(&self, client: &mut C, fail: CopyFail) -> PgWireError
@@ -452,7 +478,7 @@ impl pgwire::api::copy::CopyHandler for QueryHandler {
         let rx = self
             .session
             .run(Ends::Replies, move |w, out| w.copy_fail(&msg, out));
-        match pump(client, rx, true).await {
+        match pump(client, rx, true, &self.inbox).await {
             Err(e) => e,
             Ok(()) => user_error(SqlError::new(
                 SqlState::QUERY_CANCELED,

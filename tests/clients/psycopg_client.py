@@ -1,9 +1,11 @@
 """psycopg 3 against duckmv: server-side binding, executemany, COPY, a
-materialized view refreshed and read back, and catalog introspection.
+materialized view refreshed and read back, catalog introspection, and
+LISTEN / NOTIFY (refresh notifications included).
 
 Usage: python3 psycopg_client.py HOST PORT. Prints one `ok:` line per check
 and exits non-zero (with a `FAIL:` line) on the first mismatch.
 """
+import json
 import signal
 import sys
 from decimal import Decimal
@@ -129,6 +131,37 @@ with conn.transaction():
 conn.autocommit = True
 cur.execute("SELECT count(*) FROM py_orders WHERE id = 20")
 check("nested transaction (SAVEPOINT / RELEASE) commits", cur.fetchone()[0], 1)
+
+# LISTEN / NOTIFY: another connection listens and reads its notifications with
+# notifies(), which waits on the socket while the connection is idle.
+cur.execute("REFRESH MATERIALIZED VIEW py_totals")  # nothing pending from here on
+listen = psycopg.connect(host=host, port=port, user="test", dbname="test", autocommit=True)
+listen.execute("LISTEN py_events")
+listen.execute("LISTEN duckmv_refresh")
+listen.execute('LISTEN "duckmv_refresh.py_totals"')
+cur.execute("NOTIFY py_events, 'hello from psycopg'")
+got = [(n.channel, n.payload, n.pid) for n in listen.notifies(timeout=10, stop_after=1)]
+check(
+    "NOTIFY reaches another connection",
+    got,
+    [("py_events", "hello from psycopg", conn.info.backend_pid)],
+)
+cur.execute("SELECT pg_notify(%s, %s)", ("py_events", "bound"))
+got = [(n.channel, n.payload) for n in listen.notifies(timeout=10, stop_after=1)]
+check("pg_notify with bound arguments", got, [("py_events", "bound")])
+# A REFRESH that changes the view notifies duckmv_refresh and the view's own channel.
+cur.execute("INSERT INTO py_orders VALUES (30, 'e', 2.00)")
+cur.execute("REFRESH MATERIALIZED VIEW py_totals")
+got = [(n.channel, json.loads(n.payload)) for n in listen.notifies(timeout=10, stop_after=2)]
+payload = {"view": "py_totals", "rows": 1}
+check(
+    "REFRESH notifies duckmv_refresh and duckmv_refresh.<view>",
+    sorted(got, key=lambda n: n[0]),
+    [("duckmv_refresh", payload), ("duckmv_refresh.py_totals", payload)],
+)
+cur.execute("REFRESH MATERIALIZED VIEW py_totals")
+check("REFRESH with nothing pending notifies nobody", list(listen.notifies(timeout=0.5)), [])
+listen.close()
 
 conn.close()
 done()

@@ -2,11 +2,13 @@
 //   java -cp /usr/share/java/postgresql.jar JdbcClient.java HOST PORT
 // Statement and PreparedStatement past the prepare threshold (binary
 // transfer), batch inserts, autocommit off, a materialized view refreshed and
-// read back, and DatabaseMetaData. Prints `ok:` per check; exits 1 on a
-// mismatch.
+// read back, DatabaseMetaData, and LISTEN / NOTIFY (refresh notifications
+// included). Prints `ok:` per check; exits 1 on a mismatch.
 import java.math.BigDecimal;
 import java.sql.*;
 import java.util.*;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
 
 public class JdbcClient {
     static int checks = 0;
@@ -36,6 +38,25 @@ public class JdbcClient {
         List<String> out = new ArrayList<>();
         while (rs.next()) out.add(rs.getString(name));
         rs.close();
+        return out;
+    }
+
+    /**
+     * Up to `want` notifications, as "channel payload pid", waiting at most `ms` in all:
+     * getNotifications(timeout) waits on the socket while the connection is idle.
+     */
+    static List<String> notes(PGConnection c, int want, long ms) throws SQLException {
+        List<String> out = new ArrayList<>();
+        long deadline = System.currentTimeMillis() + ms;
+        while (out.size() < want || want == 0) {
+            long left = deadline - System.currentTimeMillis();
+            if (left <= 0) break;
+            PGNotification[] got = c.getNotifications((int) left);
+            if (got != null) {
+                for (PGNotification n : got) out.add(n.getName() + " " + n.getParameter() + " " + n.getPID());
+            }
+            if (want == 0) break;
+        }
         return out;
     }
 
@@ -125,6 +146,27 @@ public class JdbcClient {
             check("getColumns", cols, List.of("id:int4:0", "owner:text:0", "balance:numeric:1", "opened:date:1"));
             check("getPrimaryKeys", column(md.getPrimaryKeys(null, "public", "j_acct"), "COLUMN_NAME"), List.of("id"));
             check("getSchemas has public", column(md.getSchemas(), "TABLE_SCHEM").contains("public"), true);
+            // LISTEN / NOTIFY between two connections, and a REFRESH's notifications.
+            try (Connection l = DriverManager.getConnection(url);
+                 Statement ls = l.createStatement();
+                 Statement s = c.createStatement()) {
+                ls.execute("LISTEN j_events");
+                ls.execute("LISTEN duckmv_refresh");
+                ls.execute("LISTEN \"duckmv_refresh.j_sums\"");
+                PGConnection pl = l.unwrap(PGConnection.class);
+                int pid = c.unwrap(PGConnection.class).getBackendPID();
+                s.execute("NOTIFY j_events, 'hello from jdbc'");
+                check("NOTIFY reaches another connection", notes(pl, 1, 10000), List.of("j_events hello from jdbc " + pid));
+                s.executeUpdate("INSERT INTO j_acct VALUES (8, 'new', 1, NULL)");
+                s.execute("REFRESH MATERIALIZED VIEW j_sums");
+                String payload = "{\"view\":\"j_sums\",\"rows\":1} " + pid;
+                List<String> got = notes(pl, 2, 10000);
+                Collections.sort(got);
+                check("REFRESH notifies duckmv_refresh and duckmv_refresh.<view>", got,
+                      List.of("duckmv_refresh " + payload, "duckmv_refresh.j_sums " + payload));
+                s.execute("REFRESH MATERIALIZED VIEW j_sums");
+                check("REFRESH with nothing pending notifies nobody", notes(pl, 0, 500), List.of());
+            }
         }
         System.out.println("all " + checks + " checks passed");
     }

@@ -1,5 +1,6 @@
 // node-postgres (pg) against duckmv: text queries, prepared (named)
-// queries, a transaction, a materialized view refreshed and read back.
+// queries, a transaction, a materialized view refreshed and read back, and
+// LISTEN / NOTIFY (refresh notifications included).
 // Usage: node client.js HOST PORT. Prints `ok:` per check; exits 1 on a
 // mismatch.
 const assert = require('node:assert/strict');
@@ -48,6 +49,48 @@ async function main() {
   check('version() names PostgreSQL', /^PostgreSQL \d+/.test(v.rows[0].v), true);
   const kinds = await c.query("SELECT relname, relkind FROM pg_class WHERE relname IN ('n_visits', 'n_hits') ORDER BY relname");
   check('pg_class kinds', kinds.rows, [{ relname: 'n_hits', relkind: 'm' }, { relname: 'n_visits', relkind: 'r' }]);
+  // LISTEN / NOTIFY: another client gets them as `notification` events while idle.
+  const l = new Client({ host, port: Number(port), user: 'test', database: 'test' });
+  await l.connect();
+  const notes = [];
+  let wake = () => {};
+  l.on('notification', (n) => {
+    notes.push({ channel: n.channel, payload: n.payload, pid: n.processId });
+    wake();
+  });
+  // Resolves once `count` notifications came, or after `ms` with what came.
+  const received = (count, ms) =>
+    new Promise((resolve) => {
+      const finish = () => {
+        wake = () => {};
+        resolve(notes.splice(0, notes.length));
+      };
+      const timer = setTimeout(finish, ms);
+      wake = () => {
+        if (notes.length >= count) {
+          clearTimeout(timer);
+          finish();
+        }
+      };
+      wake();
+    });
+  await l.query('LISTEN n_events');
+  await l.query('LISTEN duckmv_refresh');
+  await l.query('LISTEN "duckmv_refresh.n_hits"');
+  const pid = c.processID;
+  await c.query("NOTIFY n_events, 'hello from node'");
+  check('NOTIFY reaches another client', await received(1, 10000), [{ channel: 'n_events', payload: 'hello from node', pid }]);
+  await c.query("INSERT INTO n_visits VALUES (7, '/new', 1)");
+  await c.query('REFRESH MATERIALIZED VIEW n_hits');
+  const payload = '{"view":"n_hits","rows":1}';
+  const got = (await received(2, 10000)).sort((a, b) => a.channel.localeCompare(b.channel));
+  check('REFRESH notifies duckmv_refresh and duckmv_refresh.<view>', got, [
+    { channel: 'duckmv_refresh', payload, pid },
+    { channel: 'duckmv_refresh.n_hits', payload, pid },
+  ]);
+  await c.query('REFRESH MATERIALIZED VIEW n_hits');
+  check('REFRESH with nothing pending notifies nobody', await received(1, 500), []);
+  await l.end();
   await c.end();
   console.log(`all ${checks} checks passed`);
 }
