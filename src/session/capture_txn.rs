@@ -142,7 +142,7 @@ impl CaptureTxn {
     /// `bare` is the view's name alone, lower-cased, as the views that read it name it.
     pub fn after_refresh(&mut self, name: &str, bare: &str, with_data: bool, fed_others: bool) {
         if fed_others {
-            self.note_changed(std::iter::once(&bare.to_ascii_lowercase()));
+            self.note_changed(std::iter::once(&bare.to_string()));
         }
         if with_data && !self.wrote && !self.bump_at_end {
             self.refreshed.push(name.to_string());
@@ -176,8 +176,12 @@ impl CaptureTxn {
     /// moves the epoch on if it must, and releases the lock and every registration.
     pub fn end(&mut self) {
         // Not rolled back (that cleared them): these changes are committed.
+        // Only the background refresher wants them: with no scheduled view, the commit path
+        // does not wake it.
         let changed = std::mem::take(&mut self.changed);
-        self.shared.refresher.changes_committed(&changed);
+        if self.shared.policies.read().any_scheduled() {
+            self.shared.refresher.changes_committed(&changed);
+        }
         let refreshed = std::mem::take(&mut self.refreshed);
         if let Some(e) = self.snapshot_epoch {
             for name in refreshed {

@@ -177,8 +177,8 @@ pub struct Target {
 pub enum IfMissing {
     /// 42P01, as `REFRESH MATERIALIZED VIEW` of an unknown name.
     Fail,
-    /// Nothing to do: immediate maintenance of a view another session is creating (the
-    /// server's policies list it before it commits) or has dropped since.
+    /// Nothing to do: immediate maintenance of a view the server's policies still list but
+    /// this transaction does not see (another session dropped it, or has not committed it).
     Skip,
 }
 

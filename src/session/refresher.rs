@@ -28,8 +28,9 @@ use parking_lot::{Condvar, Mutex};
 
 use super::ivm_sql::ConnSql;
 use super::policies::refresh_name;
-use super::{Ends, Reply, Session, Shared};
+use super::{Ends, Reply, Session, Shared, SqlError};
 use crate::ivm::ViewPolicy;
+use crate::sqlstate::SqlState;
 
 /// The longest a failing view waits before the next attempt.
 const MAX_RETRY: Duration = Duration::from_secs(300);
@@ -226,20 +227,20 @@ fn refresh_due(session: &Session, due: &[&ViewPolicy], states: &mut HashMap<i64,
 }
 
 /// Runs a query string on the refresher's session; its first error, if any.
-fn run_query(session: &Session, sql: &str) -> Result<(), String> {
+fn run_query(session: &Session, sql: &str) -> Result<(), SqlError> {
     let sql = sql.to_string();
     let mut rx = session.run(Ends::Ready, move |w, out| w.simple_query(&sql, out));
     let mut first_error = None;
     while let Some(r) = rx.blocking_recv() {
         if let Reply::Error(e) = r {
-            first_error.get_or_insert(format!("{} ({})", e.message, e.code));
+            first_error.get_or_insert(e);
         }
     }
     first_error.map_or(Ok(()), Err)
 }
 
 /// Updates a view's state after a refresh that started at `start`.
-fn settle(st: &mut ViewState, v: &ViewPolicy, start: Instant, r: Result<(), String>) {
+fn settle(st: &mut ViewState, v: &ViewPolicy, start: Instant, r: Result<(), SqlError>) {
     let interval = v.policy.interval().unwrap_or(Duration::from_secs(1));
     let now = Instant::now();
     let took = now - start;
@@ -259,7 +260,13 @@ fn settle(st: &mut ViewState, v: &ViewPolicy, start: Instant, r: Result<(), Stri
                 st.status = None;
             }
         }
+        // The server lists a view as soon as its creating transaction reads the catalog again,
+        // before that commits: not there yet is no failure; look again after the interval.
+        Err(e) if e.code == SqlState::UNDEFINED_TABLE && st.failures == 0 => {
+            st.next_at = now + interval;
+        }
         Err(e) => {
+            let e = format!("{} ({})", e.message, e.code);
             st.failures += 1;
             let delay = interval
                 .saturating_mul(1u32 << st.failures.min(16))
