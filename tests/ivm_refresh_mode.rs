@@ -29,6 +29,15 @@ async fn mode_of(c: &Client, view: &str) -> Option<String> {
     .await
 }
 
+async fn reason_of(c: &Client, view: &str) -> String {
+    text(
+        c,
+        &format!("SELECT last_refresh_reason FROM duckmv.views WHERE name = '{view}'"),
+    )
+    .await
+    .unwrap_or_default()
+}
+
 async fn oracle(c: &Client, view: &str, query: &str) {
     assert_eq!(
         bag_difference(c, view, query).await,
@@ -57,12 +66,15 @@ async fn each_mode_is_used_and_reported() {
     exec(&c, "DELETE FROM t WHERE k < 20").await;
     exec(&c, "REFRESH MATERIALIZED VIEW mv").await;
     assert_eq!(mode_of(&c, "mv").await.as_deref(), Some("incremental"));
+    let why = reason_of(&c, "mv").await;
+    assert_eq!(why, "auto: 24 pending rows, too few to recompute for");
     oracle(&c, "mv", Q).await;
 
     // Forced full, even with nothing pending.
     exec(&c, "SET duckmv.refresh_mode = 'full'").await;
     exec(&c, "REFRESH MATERIALIZED VIEW mv").await;
     assert_eq!(mode_of(&c, "mv").await.as_deref(), Some("full"));
+    assert_eq!(reason_of(&c, "mv").await, "duckmv.refresh_mode = full");
     oracle(&c, "mv", Q).await;
 
     // Forced incremental with a change that auto would recompute.
@@ -77,6 +89,8 @@ async fn each_mode_is_used_and_reported() {
     exec(&c, "UPDATE t SET v = v + 1 WHERE k % 2 = 1").await;
     exec(&c, "REFRESH MATERIALIZED VIEW mv").await;
     assert_eq!(mode_of(&c, "mv").await.as_deref(), Some("full"));
+    let why = reason_of(&c, "mv").await;
+    assert!(why.starts_with("auto: "), "{why}");
     oracle(&c, "mv", Q).await;
 
     // Nothing pending: the last mode stays.

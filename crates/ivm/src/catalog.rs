@@ -41,6 +41,8 @@ pub fn bootstrap(db: &mut dyn Sql) -> Result<(), IvmError> {
     // Added with refresh policies: the policy (NULL: on demand), and what the background
     // refresher last said about a scheduled view (written only by the refresher).
     db.exec("ALTER TABLE _duckmv.views ADD COLUMN IF NOT EXISTS refresh_policy VARCHAR")?;
+    // Added with `auto` from measured timings: why the last refresh ran as it did.
+    db.exec("ALTER TABLE _duckmv.views ADD COLUMN IF NOT EXISTS last_refresh_reason VARCHAR")?;
     db.exec(
         "CREATE TABLE IF NOT EXISTS _duckmv.refresher_status (view_id BIGINT, status VARCHAR, \
          noted_at TIMESTAMP)",
@@ -190,13 +192,20 @@ pub fn record_refresh(
     duration_ms: f64,
     rows: u64,
     mode: &str,
+    why: &str,
 ) -> Result<(), IvmError> {
     db.exec_hot(
         &format!(
             "UPDATE _duckmv.views SET last_refresh = now(), duration_ms = CAST($1::VARCHAR AS DOUBLE), \
-             rows_changed = CAST($2::VARCHAR AS BIGINT), last_refresh_mode = $3::VARCHAR WHERE id = {id}"
+             rows_changed = CAST($2::VARCHAR AS BIGINT), last_refresh_mode = $3::VARCHAR, \
+             last_refresh_reason = $4::VARCHAR WHERE id = {id}"
         ),
-        &[duration_ms.to_string(), rows.to_string(), mode.to_string()],
+        &[
+            duration_ms.to_string(),
+            rows.to_string(),
+            mode.to_string(),
+            why.to_string(),
+        ],
     )?;
     Ok(())
 }

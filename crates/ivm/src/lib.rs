@@ -15,6 +15,7 @@ mod capture;
 mod catalog;
 mod compile;
 mod error;
+mod history;
 mod hot;
 pub mod ir;
 mod keyed;

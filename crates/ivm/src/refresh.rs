@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use super::capture;
 use super::catalog::{self, ViewRow};
+use super::history::Verdict;
 use super::mode::{self, RefreshMode};
 use super::plan::{self, Body, Plan};
 use super::program::{self, Key};
@@ -66,7 +67,7 @@ pub fn explain_named(
             view.programs
                 .get(plan, Key::Recompute { populated }, downstream)
         }
-        Decision::Incremental(changed) => {
+        Decision::Incremental { changed, why } => {
             let pending: Vec<String> = plan
                 .sources
                 .iter()
@@ -78,7 +79,7 @@ pub fn explain_named(
                 })
                 .collect();
             out.push(format!(
-                "Incremental refresh ({}); changes pending in {}",
+                "Incremental refresh ({}; {why}); changes pending in {}",
                 plan.strategy,
                 pending.join(", ")
             ));
@@ -153,7 +154,7 @@ enum Decision {
     Unpopulate,
     Nothing,
     Recompute { populated: bool, why: String },
-    Incremental(Vec<bool>),
+    Incremental { changed: Vec<bool>, why: String },
 }
 
 fn decide(
@@ -191,14 +192,35 @@ fn decide(
         .filter(|(_, c)| **c)
         .map(|(r, _)| *r)
         .collect();
-    if mode == RefreshMode::Auto && mode::may_prefer_full(&delta) {
-        let base = base_rows(db, cache, &view.plan, &changed)?;
-        if mode::prefer_full(&view.plan, &delta, &base) {
-            let why = "duckmv.refresh_mode = auto: the change is large next to its tables";
-            return Ok(recompute(true, why));
+    let incremental = |why: String| Decision::Incremental {
+        changed: changed.clone(),
+        why,
+    };
+    if mode == RefreshMode::Incremental {
+        return Ok(incremental("duckmv.refresh_mode = incremental".into()));
+    }
+    let total: u64 = delta.iter().sum();
+    if let Some(c) = cache {
+        match c.history(view.plan.id).verdict(total) {
+            Verdict::Full(why) => return Ok(recompute(true, &format!("auto: {why}"))),
+            Verdict::Incremental(why) => return Ok(incremental(format!("auto: {why}"))),
+            Verdict::Unknown => {}
         }
     }
-    Ok(Decision::Incremental(changed))
+    if !mode::may_prefer_full(&delta) {
+        return Ok(incremental(format!(
+            "auto: {total} pending rows, too few to recompute for"
+        )));
+    }
+    let base = base_rows(db, cache, &view.plan, &changed)?;
+    let sizes = format!("{total} pending rows against {}", base.iter().sum::<u64>());
+    if mode::prefer_full(&view.plan, &delta, &base) {
+        let why = format!("auto: the change is large next to its tables ({sizes})");
+        return Ok(recompute(true, &why));
+    }
+    Ok(incremental(format!(
+        "auto: the change is small next to its tables ({sizes})"
+    )))
 }
 
 fn refresh_probed(
@@ -213,8 +235,21 @@ fn refresh_probed(
     match decide(db, cache, view, pending, with_data, mode)? {
         Decision::Unpopulate => unpopulate(db, view, pending.populated, downstream),
         Decision::Nothing => Ok(Outcome::default()),
-        Decision::Recompute { populated, .. } => recompute(db, view, populated, downstream),
-        Decision::Incremental(changed) => incremental(db, view, changed, downstream),
+        Decision::Recompute { populated, why } => {
+            let out = recompute(db, view, populated, downstream, &why)?;
+            if let (Some(c), true) = (cache, populated) {
+                c.note_refresh(view.plan.id, None, out.ms);
+            }
+            Ok(out.outcome)
+        }
+        Decision::Incremental { changed, why } => {
+            let rows = pending.rows.iter().sum();
+            let out = incremental(db, view, changed, downstream, &why)?;
+            if let Some(c) = cache {
+                c.note_refresh(view.plan.id, Some(rows), out.ms);
+            }
+            Ok(out.outcome)
+        }
     }
 }
 
@@ -291,24 +326,32 @@ fn base_rows(
     Ok(sizes)
 }
 
+/// A refresh's outcome with how long its program took.
+struct Timed {
+    outcome: Outcome,
+    ms: f64,
+}
+
 fn incremental(
     db: &mut dyn Sql,
     view: &ViewRow,
     changed: Vec<bool>,
     downstream: &Option<String>,
-) -> Result<Outcome, IvmError> {
+    why: &str,
+) -> Result<Timed, IvmError> {
     let plan = &view.plan;
     let start = Instant::now();
     let key = Key::Incremental(changed);
     let program = view.programs.get(plan, key, downstream.as_deref());
     let rows = program::execute(db, &program.steps)?;
     let ms = start.elapsed().as_secs_f64() * 1000.0;
-    catalog::record_refresh(db, plan.id, ms, rows, program.mode)?;
-    Ok(Outcome {
+    catalog::record_refresh(db, plan.id, ms, rows, program.mode, why)?;
+    let outcome = Outcome {
         notices: Vec::new(),
         rows,
         downstream: downstream.is_some(),
-    })
+    };
+    Ok(Timed { outcome, ms })
 }
 
 /// The SQL computing a view's storage rows from the current base data.
@@ -323,7 +366,8 @@ pub fn state_sql(plan: &Plan) -> String {
 /// Recomputes a populated view from its sources, consuming what its logs hold for it.
 pub fn recompute_now(db: &mut dyn Sql, view: &ViewRow) -> Result<Outcome, IvmError> {
     let downstream = capture::downstream_log(db, view.plan.id)?;
-    recompute(db, view, true, &downstream)
+    let why = "the view's definition was upgraded";
+    Ok(recompute(db, view, true, &downstream, why)?.outcome)
 }
 
 /// Recomputes the storage from scratch and marks the view populated. Downstream views get the
@@ -333,7 +377,8 @@ fn recompute(
     view: &ViewRow,
     populated: bool,
     downstream: &Option<String>,
-) -> Result<Outcome, IvmError> {
+    why: &str,
+) -> Result<Timed, IvmError> {
     let plan = &view.plan;
     let start = Instant::now();
     let key = Key::Recompute { populated };
@@ -350,12 +395,13 @@ fn recompute(
         )?;
     }
     let ms = start.elapsed().as_secs_f64() * 1000.0;
-    catalog::record_refresh(db, plan.id, ms, rows, program.mode)?;
-    Ok(Outcome {
+    catalog::record_refresh(db, plan.id, ms, rows, program.mode, why)?;
+    let outcome = Outcome {
         notices: Vec::new(),
         rows,
         downstream: downstream.is_some(),
-    })
+    };
+    Ok(Timed { outcome, ms })
 }
 
 /// `REFRESH ... WITH NO DATA`: empties the storage; reading the view fails until the next refresh.

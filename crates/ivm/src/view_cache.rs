@@ -20,6 +20,7 @@ use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use super::catalog::ViewRow;
+use super::history::History;
 use super::text::split_name;
 
 #[derive(Default)]
@@ -28,6 +29,9 @@ pub struct ViewCache {
     clean: Mutex<HashMap<(String, String), u64>>,
     /// Row counts of source relations for `auto`'s cost rule, with when they were counted.
     sizes: Mutex<HashMap<String, (u64, Instant)>>,
+    /// Refresh timings per view id, for `auto` (kept across [`ViewCache::clear`]: a view id
+    /// names one view forever).
+    history: Mutex<HashMap<i64, History>>,
 }
 
 /// How long a counted size stands in for the table's (a cost estimate; a change large enough
@@ -82,6 +86,21 @@ impl ViewCache {
         let mut m = self.sizes.lock();
         for (r, n) in relations.iter().zip(sizes) {
             m.insert(r.to_string(), (*n, Instant::now()));
+        }
+    }
+
+    /// The refresh timings of view `id` so far.
+    pub(crate) fn history(&self, id: i64) -> History {
+        self.history.lock().get(&id).cloned().unwrap_or_default()
+    }
+
+    /// Records a refresh of view `id`: `pending` rows applied incrementally, or a full one.
+    pub(crate) fn note_refresh(&self, id: i64, incremental: Option<u64>, ms: f64) {
+        let mut h = self.history.lock();
+        let entry = h.entry(id).or_default();
+        match incremental {
+            Some(rows) => entry.note_incremental(rows, ms),
+            None => entry.note_full(ms),
         }
     }
 

@@ -10,7 +10,7 @@ use super::text::lit;
 use super::{IvmError, Sql};
 
 /// The newest column of `duckmv.views`: a database whose view lacks it gets the view again.
-const NEWEST_COLUMN: &str = "refresher_status";
+const NEWEST_COLUMN: &str = "last_refresh_reason";
 
 /// Rewrites `duckmv.views` when it is missing or older than this version's.
 pub fn ensure_current(db: &mut dyn Sql) -> Result<(), IvmError> {
@@ -70,7 +70,7 @@ pub fn regenerate(db: &mut dyn Sql) -> Result<(), IvmError> {
          v.strategy, {pending} AS pending, v.last_refresh AS last_refresh_at, v.last_refresh_mode, \
          v.duration_ms, v.rows_changed, coalesce(v.refresh_policy, 'on demand') AS refresh_policy, \
          {since} AS pending_since, CAST(now() AS TIMESTAMP) - ({since}) AS behind, \
-         st.status AS {NEWEST_COLUMN} \
+         st.status AS refresher_status, v.last_refresh_reason AS {NEWEST_COLUMN} \
          FROM _duckmv.views v LEFT JOIN _duckmv.refresher_status st ON st.view_id = v.id"
     ))?;
     Ok(())

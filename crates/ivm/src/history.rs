@@ -1,0 +1,175 @@
+//! What `auto` learns from a view's own refreshes: how long its incremental refreshes took for
+//! how many pending rows, and how long its last full refresh took. A rule per view shape alone
+//! cannot see that one join view refreshes 20× slower than it recomputes at 65 changed rows
+//! while another gains at 6,000; the view's own timings can.
+//!
+//! The incremental cost is modelled as a fixed part plus a part per pending row, `a + b·p`,
+//! fitted over the last few incremental refreshes. The fit is trusted only where it has seen
+//! changes: between its smallest and up to [`EXTRAPOLATE`] times its largest sample, and only
+//! from samples of at least two sizes (one sample cannot tell the fixed part from the part per
+//! row, and a fixed cost scaled as if it were per row would send every larger change to a full
+//! refresh). Elsewhere the caller falls back to its rule of thumb.
+//!
+//! A view whose refreshes are cheap either way (under [`MATTERS_MS`]) is left to the rule of
+//! thumb too: a few milliseconds are not worth giving up the incremental path for, and views
+//! over small tables keep exercising it.
+//!
+//! Kept in server memory per view id (ids are never reused): after a restart the view learns
+//! again from its next refreshes.
+
+use std::collections::VecDeque;
+
+/// Incremental refreshes remembered per view.
+const SAMPLES: usize = 8;
+
+/// How far past its largest sample the fit is used.
+const EXTRAPOLATE: f64 = 10.0;
+
+/// Below this estimated cost (ms) of both ways, the timings decide nothing.
+const MATTERS_MS: f64 = 30.0;
+
+/// One view's refresh timings.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct History {
+    /// (pending rows, ms) of recent incremental refreshes, newest last.
+    incremental: VecDeque<(u64, f64)>,
+    /// The last full refresh's time (ms).
+    full_ms: Option<f64>,
+}
+
+/// What the timings say about a refresh of `pending` rows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// Recompute: the estimate of the incremental refresh exceeds the last full one.
+    Full(String),
+    /// Stay incremental: the estimate is below the last full refresh.
+    Incremental(String),
+    /// Too little known, or too cheap to matter: the caller's rule decides.
+    Unknown,
+}
+
+impl History {
+    pub fn note_incremental(&mut self, pending: u64, ms: f64) {
+        if self.incremental.len() == SAMPLES {
+            self.incremental.pop_front();
+        }
+        self.incremental.push_back((pending, ms));
+    }
+
+    pub fn note_full(&mut self, ms: f64) {
+        self.full_ms = Some(ms);
+    }
+
+    /// The estimated incremental time for `pending` rows, with the number of refreshes it
+    /// rests on; None where the fit is not trusted.
+    pub fn estimate(&self, pending: u64) -> Option<(f64, usize)> {
+        let s = &self.incremental;
+        let (lo, hi) = s
+            .iter()
+            .fold((u64::MAX, 0), |(lo, hi), (p, _)| (lo.min(*p), hi.max(*p)));
+        if s.len() < 2 || hi < lo.saturating_mul(2) {
+            return None;
+        }
+        let p = pending as f64;
+        if p < lo as f64 || p > hi as f64 * EXTRAPOLATE {
+            return None;
+        }
+        let n = s.len() as f64;
+        let mean_p = s.iter().map(|(p, _)| *p as f64).sum::<f64>() / n;
+        let mean_t = s.iter().map(|(_, t)| *t).sum::<f64>() / n;
+        let cov: f64 = s
+            .iter()
+            .map(|(p, t)| (*p as f64 - mean_p) * (t - mean_t))
+            .sum();
+        let var: f64 = s.iter().map(|(p, _)| (*p as f64 - mean_p).powi(2)).sum();
+        // A refresh never gets cheaper with more rows: a negative slope is noise.
+        let slope = (cov / var).max(0.0);
+        let fixed = (mean_t - slope * mean_p).max(0.0);
+        Some((fixed + slope * p, s.len()))
+    }
+
+    /// Full or incremental for `pending` rows, with the reason `duckmv.views` shows.
+    pub fn verdict(&self, pending: u64) -> Verdict {
+        let (Some((inc, n)), Some(full)) = (self.estimate(pending), self.full_ms) else {
+            return Verdict::Unknown;
+        };
+        if inc.max(full) < MATTERS_MS {
+            return Verdict::Unknown;
+        }
+        let why = format!(
+            "{pending} pending rows: incremental estimated at {inc:.1} ms from the last {n} \
+             incremental refreshes, the last full refresh took {full:.1} ms"
+        );
+        if inc > full {
+            Verdict::Full(why)
+        } else {
+            Verdict::Incremental(why)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(samples: &[(u64, f64)], full: Option<f64>) -> History {
+        let mut h = History::default();
+        for (p, t) in samples {
+            h.note_incremental(*p, *t);
+        }
+        if let Some(f) = full {
+            h.note_full(f);
+        }
+        h
+    }
+
+    #[test]
+    fn the_fit_separates_the_fixed_cost_from_the_cost_per_row() {
+        let h = with(&[(100, 11.0), (1000, 20.0), (10_000, 110.0)], None);
+        let (t, n) = h.estimate(5000).unwrap();
+        assert_eq!(n, 3);
+        assert!((t - 60.0).abs() < 1.0, "{t}");
+    }
+
+    #[test]
+    fn one_size_or_far_extrapolation_is_not_trusted() {
+        assert_eq!(with(&[(600, 40.0)], Some(10.0)).estimate(600), None);
+        assert_eq!(with(&[(600, 40.0), (700, 41.0)], None).estimate(650), None);
+        let h = with(&[(100, 10.0), (1000, 20.0)], Some(50.0));
+        assert!(h.estimate(10_000).is_some());
+        assert_eq!(h.estimate(10_001), None);
+        assert_eq!(h.estimate(99), None);
+    }
+
+    #[test]
+    fn a_slow_incremental_view_recomputes_and_a_fast_one_does_not() {
+        // A join view 20× slower than its recompute at a few rows (the Q21 shape).
+        let slow = with(&[(65, 276.0), (650, 300.0)], Some(15.0));
+        assert!(matches!(slow.verdict(300), Verdict::Full(_)));
+        // A view that gains: its estimate stays below the full refresh.
+        let fast = with(&[(600, 10.0), (6000, 12.0)], Some(50.0));
+        match fast.verdict(60_000) {
+            Verdict::Incremental(why) => assert!(why.contains("60000 pending rows"), "{why}"),
+            v => panic!("{v:?}"),
+        }
+    }
+
+    #[test]
+    fn cheap_views_and_unknown_full_times_decide_nothing() {
+        let cheap = with(&[(1, 2.0), (10, 3.0)], Some(1.0));
+        assert_eq!(cheap.verdict(5), Verdict::Unknown);
+        let no_full = with(&[(1, 200.0), (10, 300.0)], None);
+        assert_eq!(no_full.verdict(5), Verdict::Unknown);
+    }
+
+    #[test]
+    fn only_the_last_samples_count() {
+        let mut h = with(&[(10, 1000.0), (20, 1000.0)], None);
+        for _ in 0..SAMPLES {
+            h.note_incremental(100, 5.0);
+            h.note_incremental(1000, 10.0);
+        }
+        let (t, _) = h.estimate(500).unwrap();
+        assert!(t < 10.0, "{t}");
+    }
+}
