@@ -269,9 +269,13 @@ fn seed_tables(db: &Db, r: &mut Rng) {
 /// transactions (some rolled back), refreshing every view after each round and checking the
 /// oracle. Returns the notices of the CREATEs.
 fn drive(views: &[(&str, &str)], seed: u64, rounds: usize) -> Vec<String> {
-    let mut db = Db::new();
+    drive_in(&mut Db::new(), views, seed, rounds)
+}
+
+/// [`drive`] on a database the caller keeps.
+fn drive_in(db: &mut Db, views: &[(&str, &str)], seed: u64, rounds: usize) -> Vec<String> {
     let mut r = Rng(seed.wrapping_mul(0x9E3779B97F4A7C15) | 1);
-    seed_tables(&db, &mut r);
+    seed_tables(db, &mut r);
     let mut notices = Vec::new();
     for (name, q) in views {
         notices.extend(db.create(name, q).notices);
@@ -289,6 +293,44 @@ fn drive(views: &[(&str, &str)], seed: u64, rounds: usize) -> Vec<String> {
         }
     }
     notices
+}
+
+/// A final ORDER BY (without LIMIT) does not make a view recompute: the view is maintained
+/// without it, equal to its query as a bag after every refresh, and `SELECT *` from it returns
+/// the rows in the query's order. An order by something the view does not show is dropped with
+/// a NOTICE; with LIMIT or DISTINCT ON the order decides the contents and the view recomputes.
+#[test]
+fn order_by_without_limit_stays_incremental_and_ordered() {
+    let ordered = [
+        ("o1", "SELECT g, sum(v) AS s, count(*) AS n FROM t GROUP BY g ORDER BY s DESC NULLS LAST, g"),
+        ("o2", "SELECT k, v FROM t WHERE v > 0 ORDER BY 2, k NULLS FIRST"),
+        ("o3", "SELECT DISTINCT g FROM t ORDER BY ALL"),
+        ("o4", "SELECT t.k, u.name FROM t JOIN u ON t.k = u.k UNION ALL SELECT k, g FROM t ORDER BY 2 DESC, 1"),
+    ];
+    let mut db = Db::new();
+    let notices = drive_in(&mut db, &ordered, 6, 15);
+    assert!(notices.is_empty(), "{notices:?}");
+    for (name, q) in ordered {
+        assert!(strategy(&mut db, name).starts_with("incremental"), "{name}");
+        let view = db.dump(&format!("SELECT * FROM {name}"));
+        assert_eq!(view, db.dump(q), "{name} rows are not in the query's order");
+    }
+    let dropped = db.create("o5", "SELECT k FROM t ORDER BY v + k");
+    assert_eq!(dropped.notices.len(), 1, "{:?}", dropped.notices);
+    assert!(
+        dropped.notices[0].contains("not kept in the order"),
+        "{:?}",
+        dropped.notices
+    );
+    assert!(strategy(&mut db, "o5").starts_with("incremental"));
+    for (name, q) in [
+        ("o6", "SELECT k, v FROM t ORDER BY v, k LIMIT 3"),
+        ("o7", "SELECT DISTINCT ON (g) g, k FROM t ORDER BY g, k"),
+    ] {
+        let out = db.create(name, q);
+        assert_eq!(out.notices.len(), 1, "{name}: {:?}", out.notices);
+        assert!(strategy(&mut db, name).starts_with("full"), "{name}");
+    }
 }
 
 fn shape(query: &str) {

@@ -104,6 +104,7 @@ pub fn compile(
                 sources,
                 body,
                 strategy,
+                order_by: None,
             };
             if let Body::Aggregate(a) = &mut plan.body {
                 finish_output(a, &plan.columns, &plan.types);
@@ -164,6 +165,7 @@ fn full_plan(
             query: query.to_string(),
         },
         strategy: format!("full: {reason}"),
+        order_by: None,
     })
 }
 

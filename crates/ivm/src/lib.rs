@@ -20,6 +20,7 @@ mod hot;
 pub mod ir;
 mod keyed;
 mod mode;
+mod order;
 mod outer;
 mod pin;
 pub mod plan;
@@ -154,10 +155,11 @@ pub fn create_view(db: &mut dyn Sql, v: &CreateView) -> Result<Outcome, IvmError
     }
     let query = v.query.trim().trim_end_matches(';').trim().to_string();
     let described = db.query(&format!("DESCRIBE {query}"))?;
-    let mut columns: Vec<String> = described
+    let query_names: Vec<String> = described
         .iter()
         .map(|r| r[0].clone().unwrap_or_default())
         .collect();
+    let mut columns = query_names.clone();
     let types: Vec<String> = described
         .iter()
         .map(|r| r[1].clone().unwrap_or_default())
@@ -171,8 +173,18 @@ pub fn create_view(db: &mut dyn Sql, v: &CreateView) -> Result<Outcome, IvmError
         columns.splice(..user.len(), user.iter().cloned());
     }
     let id = catalog::next_id(db)?;
-    let compiled = compile::compile(db, id, &query, columns, types)?;
+    let ordered = order::split(&query, &query_names);
+    let maintained = if ordered.query == query || describes_alike(db, &ordered.query, &types)? {
+        ordered.query.clone()
+    } else {
+        query.clone()
+    };
+    let reordered = maintained != query;
+    let compiled = compile::compile(db, id, &maintained, columns, types)?;
     let mut plan = compiled.plan;
+    if reordered {
+        plan.order_by = ordered.order_by;
+    }
     for s in &plan.sources {
         if let Some(up) = s.view_id {
             if let Some(row) = catalog::find_view_by_id(db, up)? {
@@ -207,12 +219,30 @@ pub fn create_view(db: &mut dyn Sql, v: &CreateView) -> Result<Outcome, IvmError
         catalog::create_user_view(db, &schema, &name, &plan::unpopulated_sql(&row.plan, &name))?;
     }
     views_view::regenerate(db)?;
+    if let (Some(why), true) = (&ordered.dropped, reordered) {
+        outcome.notices.push(format!(
+            "the rows of materialized view \"{name}\" are not kept in the order of its ORDER BY: {why}"
+        ));
+    }
     if let Some(reason) = compiled.full_reason {
         outcome.notices.push(format!(
             "materialized view \"{name}\" will be refreshed by full recompute: {reason} is not maintained incrementally yet"
         ));
     }
     Ok(outcome)
+}
+
+/// Whether `query` has the output column types `types` (a definition printed again without its
+/// ORDER BY must mean the same query).
+fn describes_alike(db: &mut dyn Sql, query: &str, types: &[String]) -> Result<bool, IvmError> {
+    let Ok(described) = db.query(&format!("DESCRIBE {query}")) else {
+        return Ok(false);
+    };
+    let got: Vec<String> = described
+        .iter()
+        .map(|r| r[1].clone().unwrap_or_default())
+        .collect();
+    Ok(got == types)
 }
 
 /// The storage table (typed by DuckDB from the state query itself) and the refresh work table.
@@ -375,7 +405,7 @@ pub fn rename_view(db: &mut dyn Sql, name: &str, new_name: &str) -> Result<Outco
         ident(&view.name)
     ))?;
     let body = if view.populated {
-        format!("SELECT * FROM {}", plan::output_view(view.id))
+        plan::user_view_sql(&view.plan)
     } else {
         plan::unpopulated_sql(&view.plan, &new_name)
     };

@@ -23,6 +23,10 @@ pub struct Plan {
     pub body: Body,
     /// Human-readable maintenance strategy shown in `duckmv.views`.
     pub strategy: String,
+    /// The definition's final ORDER BY over output positions, applied by the user-facing view
+    /// (see `order`); the storage is maintained without it.
+    #[serde(default)]
+    pub order_by: Option<String>,
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -666,6 +670,16 @@ pub fn output_sql(plan: &Plan, rel: &str) -> String {
             }
             sql
         }
+    }
+}
+
+/// Body of the user-facing view of a populated materialized view: the output rows, in the
+/// definition's order when it has one.
+pub fn user_view_sql(plan: &Plan) -> String {
+    let out = output_view(plan.id);
+    match &plan.order_by {
+        Some(order) => format!("SELECT * FROM {out} {order}"),
+        None => format!("SELECT * FROM {out}"),
     }
 }
 

@@ -384,15 +384,9 @@ fn recompute(
     let key = Key::Recompute { populated };
     let program = view.programs.get(plan, key, downstream.as_deref());
     let rows = program::execute(db, &program.steps)?;
-    let out = plan::output_view(plan.id);
     if !populated {
         catalog::set_populated(db, plan.id, true)?;
-        catalog::create_user_view(
-            db,
-            &view.schema,
-            &view.name,
-            &format!("SELECT * FROM {out}"),
-        )?;
+        catalog::create_user_view(db, &view.schema, &view.name, &plan::user_view_sql(plan))?;
     }
     let ms = start.elapsed().as_secs_f64() * 1000.0;
     catalog::record_refresh(db, plan.id, ms, rows, program.mode, why)?;
