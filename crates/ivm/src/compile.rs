@@ -14,6 +14,7 @@ use sqlparser::ast::{
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 
+mod column_lists;
 mod joins;
 mod resolve;
 mod select_tests;
@@ -348,10 +349,12 @@ impl<'a> Analyzer<'a> {
                 return full("WITH RECURSIVE");
             }
             for cte in &w.cte_tables {
-                if !cte.alias.columns.is_empty() {
-                    return full("a CTE with a column list");
-                }
-                scope.push((cte.alias.name.value.to_lowercase(), (*cte.query).clone()));
+                let body = if cte.alias.columns.is_empty() {
+                    (*cte.query).clone()
+                } else {
+                    column_lists::rename(&cte.query, &cte.alias.columns).or_else(full)?
+                };
+                scope.push((cte.alias.name.value.to_lowercase(), body));
             }
             self.features.insert("CTE");
         }
@@ -681,10 +684,11 @@ impl<'a> Analyzer<'a> {
                 alias,
                 sample: None,
             } => {
-                if alias.as_ref().is_some_and(|a| !a.columns.is_empty()) {
-                    return full("a subquery alias with a column list");
-                }
-                let (rel, cols) = self.sub(subquery, scope)?;
+                let renamed = match alias.as_ref().filter(|a| !a.columns.is_empty()) {
+                    Some(a) => Some(column_lists::rename(subquery, &a.columns).or_else(full)?),
+                    None => None,
+                };
+                let (rel, cols) = self.sub(renamed.as_ref().unwrap_or(subquery), scope)?;
                 self.subquery_count += 1;
                 let alias_name = alias
                     .as_ref()
