@@ -350,6 +350,20 @@ fn derived_tables_and_ctes_with_column_lists() {
     }
 }
 
+/// `bool_and`/`bool_or` keep counts of true and false arguments: exact under deletes and
+/// NULLs, grouped or not, over joins, in HAVING, and inside aggregate subqueries.
+#[test]
+fn bool_and_and_bool_or() {
+    for q in [
+        "SELECT g, bool_and(v > 2) AS all_big, bool_or(k = 3) AS any_three, count(*) AS n FROM t GROUP BY g",
+        "SELECT bool_and(v IS NOT NULL) AS a, bool_or(DISTINCT g = 'a') AS o FROM t",
+        "SELECT u.name, bool_or(t.v > u.w) AS beats FROM t JOIN u ON t.k = u.k GROUP BY u.name HAVING bool_and(t.g IS NOT NULL)",
+        "SELECT k, v FROM t WHERE k IN (SELECT k FROM t GROUP BY k HAVING bool_and(v > 0))",
+    ] {
+        shape(q);
+    }
+}
+
 fn shape(query: &str) {
     for seed in [1, 2, 3] {
         let notices = drive(&[("v", query)], seed, 25);

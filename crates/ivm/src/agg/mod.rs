@@ -12,6 +12,7 @@
 //! column names are an aggregate's own (each prefixed by a letter and its slot); the storage
 //! and work tables of existing views depend on them, so a kind's columns never change.
 
+mod boolean;
 mod count;
 mod count_star;
 mod distinct;
@@ -31,6 +32,8 @@ pub enum AggKind {
     Avg,
     Min,
     Max,
+    BoolAnd,
+    BoolOr,
 }
 
 /// One aggregate call of a view; its state lives in storage columns named by its aggregator
@@ -110,6 +113,9 @@ pub fn of(f: &AggFn) -> &'static dyn Aggregator {
         (AggKind::Count, true) => &distinct::COUNT,
         (AggKind::Sum, true) => &distinct::SUM,
         (AggKind::Avg, true) => &distinct::AVG,
+        // Whether some or every value is true does not depend on duplicates.
+        (AggKind::BoolAnd, _) => &boolean::AND,
+        (AggKind::BoolOr, _) => &boolean::OR,
     }
 }
 
@@ -122,6 +128,8 @@ pub const SUPPORTED: &[(&str, AggKind, bool)] = &[
     ("mean", AggKind::Avg, true),
     ("min", AggKind::Min, true),
     ("max", AggKind::Max, true),
+    ("bool_and", AggKind::BoolAnd, true),
+    ("bool_or", AggKind::BoolOr, true),
 ];
 
 /// The kind a function name calls, and whether DISTINCT is maintained for it.
