@@ -347,14 +347,14 @@ fn recreate(
             query
         }
     };
-    if column_types_of(db, &query)? != v.plan.types {
+    if column_types_of(db, &query)? != v.plan.visible_types() {
         return Ok(Err("its columns would change".into()));
     }
     create_view(
         db,
         &CreateView {
             name: qualified(&v.schema, &v.name),
-            columns: Some(v.plan.columns.clone()),
+            columns: Some(v.plan.visible_columns().to_vec()),
             query,
             with_data: v.populated,
             if_not_exists: false,

@@ -133,8 +133,8 @@ pub fn next_id(db: &mut dyn Sql) -> Result<i64, IvmError> {
 /// Records a new view and the sources it reads.
 pub fn insert_view(db: &mut dyn Sql, row: &ViewRow) -> Result<(), IvmError> {
     let plan = serde_json::to_string(&row.plan).map_err(|e| IvmError::Internal(e.to_string()))?;
-    let columns =
-        serde_json::to_string(&row.plan.columns).map_err(|e| IvmError::Internal(e.to_string()))?;
+    let columns = serde_json::to_string(row.plan.visible_columns())
+        .map_err(|e| IvmError::Internal(e.to_string()))?;
     db.exec(&format!(
         "INSERT INTO _duckmv.views (id, name, schema, definition, columns, plan, populated, strategy, created_at) \
          VALUES ({}, {}, {}, {}, {}, {}, {}, {}, now())",

@@ -142,6 +142,7 @@ pub fn compile(
                 body,
                 strategy,
                 order_by: None,
+                set_op: None,
             };
             if let Body::Aggregate(a) = &mut plan.body {
                 finish_output(a, &plan.columns, &plan.types);
@@ -203,6 +204,7 @@ fn full_plan(
         },
         strategy: format!("full: {reason}"),
         order_by: None,
+        set_op: None,
     })
 }
 

@@ -14,6 +14,7 @@ mod alter;
 mod capture;
 mod catalog;
 mod compile;
+mod define;
 mod error;
 mod history;
 mod hot;
@@ -28,6 +29,7 @@ pub mod policy;
 mod program;
 mod refresh;
 mod semi;
+mod set_ops;
 mod term;
 mod text;
 mod upgrade;
@@ -173,18 +175,9 @@ pub fn create_view(db: &mut dyn Sql, v: &CreateView) -> Result<Outcome, IvmError
         columns.splice(..user.len(), user.iter().cloned());
     }
     let id = catalog::next_id(db)?;
-    let ordered = order::split(&query, &query_names);
-    let maintained = if ordered.query == query || describes_alike(db, &ordered.query, &types)? {
-        ordered.query.clone()
-    } else {
-        query.clone()
-    };
-    let reordered = maintained != query;
-    let compiled = compile::compile(db, id, &maintained, columns, types)?;
+    let defined = define::define(db, id, &query, &query_names, columns, types)?;
+    let compiled = defined.compiled;
     let mut plan = compiled.plan;
-    if reordered {
-        plan.order_by = ordered.order_by;
-    }
     for s in &plan.sources {
         if let Some(up) = s.view_id {
             if let Some(row) = catalog::find_view_by_id(db, up)? {
@@ -219,7 +212,7 @@ pub fn create_view(db: &mut dyn Sql, v: &CreateView) -> Result<Outcome, IvmError
         catalog::create_user_view(db, &schema, &name, &plan::unpopulated_sql(&row.plan, &name))?;
     }
     views_view::regenerate(db)?;
-    if let (Some(why), true) = (&ordered.dropped, reordered) {
+    if let Some(why) = &defined.order_dropped {
         outcome.notices.push(format!(
             "the rows of materialized view \"{name}\" are not kept in the order of its ORDER BY: {why}"
         ));
@@ -230,19 +223,6 @@ pub fn create_view(db: &mut dyn Sql, v: &CreateView) -> Result<Outcome, IvmError
         ));
     }
     Ok(outcome)
-}
-
-/// Whether `query` has the output column types `types` (a definition printed again without its
-/// ORDER BY must mean the same query).
-fn describes_alike(db: &mut dyn Sql, query: &str, types: &[String]) -> Result<bool, IvmError> {
-    let Ok(described) = db.query(&format!("DESCRIBE {query}")) else {
-        return Ok(false);
-    };
-    let got: Vec<String> = described
-        .iter()
-        .map(|r| r[1].clone().unwrap_or_default())
-        .collect();
-    Ok(got == types)
 }
 
 /// The storage table (typed by DuckDB from the state query itself) and the refresh work table.

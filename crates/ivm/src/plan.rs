@@ -9,6 +9,7 @@ pub use super::agg::{AggFn, AggKind};
 use super::ir::{self, Aliased};
 use super::outer::Tree;
 use super::semi::{self, Exists, Guard};
+use super::set_ops::SetOp;
 use super::term::{self, Term};
 use super::text::{ident, null_safe_eq};
 
@@ -27,6 +28,25 @@ pub struct Plan {
     /// (see `order`); the storage is maintained without it.
     #[serde(default)]
     pub order_by: Option<String>,
+    /// For EXCEPT/INTERSECT maintained as a count of each side (see `set_ops`): `columns` and
+    /// `types` end with the two counts, which the output turns into rows and hides.
+    #[serde(default)]
+    pub set_op: Option<SetOp>,
+}
+
+impl Plan {
+    /// How many of `columns` users see.
+    fn visible(&self) -> usize {
+        self.columns.len() - if self.set_op.is_some() { 2 } else { 0 }
+    }
+    /// The output column names users see.
+    pub fn visible_columns(&self) -> &[String] {
+        &self.columns[..self.visible()]
+    }
+    /// Their types.
+    pub fn visible_types(&self) -> &[String] {
+        &self.types[..self.visible()]
+    }
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -668,9 +688,27 @@ pub fn output_sql(plan: &Plan, rel: &str) -> String {
             if let Some(h) = &a.having {
                 sql.push_str(&format!(" WHERE {h}"));
             }
-            sql
+            match &plan.set_op {
+                Some(op) => set_op_rows(plan, op, &sql),
+                None => sql,
+            }
         }
     }
+}
+
+/// The rows of an EXCEPT/INTERSECT view from its counts per row (`grouped`): each group's row
+/// as many times as the operation keeps it.
+fn set_op_rows(plan: &Plan, op: &SetOp, grouped: &str) -> String {
+    let cols: Vec<String> = plan
+        .visible_columns()
+        .iter()
+        .map(|c| format!("_mv_o.{}", ident(c)))
+        .collect();
+    format!(
+        "SELECT {} FROM ({grouped}) AS _mv_o, range(CAST({} AS BIGINT)) AS _mv_r(_mv_n)",
+        cols.join(", "),
+        op.times("_mv_o")
+    )
 }
 
 /// Body of the user-facing view of a populated materialized view: the output rows, in the
@@ -687,9 +725,9 @@ pub fn user_view_sql(plan: &Plan) -> String {
 /// like PostgreSQL's (the server maps the message to 55000), even for `count(*)`.
 pub fn unpopulated_sql(plan: &Plan, name: &str) -> String {
     let cols: Vec<String> = plan
-        .columns
+        .visible_columns()
         .iter()
-        .zip(&plan.types)
+        .zip(plan.visible_types())
         .map(|(n, t)| format!("CAST(NULL AS {t}) AS {}", ident(n)))
         .collect();
     let msg = format!(

@@ -40,7 +40,7 @@ pub fn resolve(db: &mut dyn Sql, parts: &[String]) -> Result<Option<Source>, Ivm
                     name: v.name.clone(),
                     kind: SourceKind::View,
                     view_id: Some(v.id),
-                    columns: v.plan.columns.clone(),
+                    columns: v.plan.visible_columns().to_vec(),
                     relation: output_view(v.id),
                     delta: None,
                     log: None,
