@@ -5,7 +5,6 @@
 use std::collections::{BTreeSet, HashSet};
 use std::ops::ControlFlow;
 
-use sqlparser::ast::helpers::attached_token::AttachedToken;
 use sqlparser::ast::{
     Distinct, DuplicateTreatment, Expr, FunctionArg, FunctionArgExpr, FunctionArguments,
     GroupByExpr, Ident, JoinConstraint, JoinOperator, ObjectName, ObjectNamePart, Query, Select,
@@ -16,6 +15,7 @@ use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 
 mod column_lists;
+mod filter;
 mod joins;
 mod resolve;
 mod select_tests;
@@ -64,41 +64,6 @@ type R<T> = Result<T, Stop>;
 
 fn full<T>(reason: impl Into<String>) -> R<T> {
     Err(Stop::Full(reason.into()))
-}
-
-/// `agg(x) FILTER (WHERE c)` as `agg(CASE WHEN c THEN x END)`: every maintained aggregate skips
-/// NULL arguments, so the two are equal; `count(*)` counts `CASE WHEN c THEN 1 END`. None when
-/// `c` tests a subquery (the argument is computed in the input's select list, where the
-/// analysis of subqueries does not reach).
-fn filtered(kind: AggKind, arg: Option<Expr>, cond: &Expr) -> Option<(AggKind, Option<Expr>)> {
-    let mut subquery = false;
-    let _ = cond.visit(&mut FnVisitor(|x: &Expr| {
-        let in_subquery = matches!(x, Expr::In { target, .. } if matches!(target, sqlparser::ast::InTarget::Subquery(_)));
-        if in_subquery || matches!(x, Expr::Subquery(_) | Expr::Exists { .. }) {
-            subquery = true;
-        }
-    }));
-    if subquery {
-        return None;
-    }
-    let (kind, value) = match (kind, arg) {
-        (AggKind::CountStar, _) | (_, None) => (
-            AggKind::Count,
-            Expr::Value(sqlparser::ast::Value::Number("1".into(), false).into()),
-        ),
-        (k, Some(e)) => (k, e),
-    };
-    let case = Expr::Case {
-        case_token: AttachedToken::empty(),
-        end_token: AttachedToken::empty(),
-        operand: None,
-        conditions: vec![sqlparser::ast::CaseWhen {
-            condition: cond.clone(),
-            result: value,
-        }],
-        else_result: None,
-    };
-    Some((kind, Some(case)))
 }
 
 /// Compiles `query` (already validated by DuckDB, whose output names and types are given).
@@ -1247,7 +1212,7 @@ impl StateRewriter<'_, '_> {
         };
         let (kind, arg) = match &f.filter {
             None => (kind, arg),
-            Some(cond) => filtered(kind, arg, cond)
+            Some(cond) => filter::filtered(kind, arg, cond)
                 .ok_or_else(|| format!("{name}() with a FILTER that tests a subquery"))?,
         };
         let arg = arg.map(|e| e.to_string());
