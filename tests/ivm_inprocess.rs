@@ -393,6 +393,13 @@ fn except_and_intersect() {
     ] {
         shape(q);
     }
+    let mut db = Db::new();
+    db.run(SCHEMA);
+    db.create("e", "SELECT k FROM t INTERSECT ALL SELECT k FROM u");
+    assert_eq!(
+        strategy(&mut db, "e"),
+        "incremental: INTERSECT ALL, as a count per row of each side"
+    );
 }
 
 fn shape(query: &str) {

@@ -37,6 +37,10 @@ pub fn define(
     };
     let mut compiled = match counted {
         Some((mut c, op)) if c.full_reason.is_none() => {
+            c.plan.strategy = format!(
+                "incremental: {}, as a count per row of each side",
+                op.name()
+            );
             c.plan.set_op = Some(op);
             c
         }

@@ -97,8 +97,9 @@ impl History {
             return Verdict::Unknown;
         }
         let why = format!(
-            "{pending} pending rows: incremental estimated at {inc:.1} ms from the last {n} \
-             incremental refreshes, the last full refresh took {full:.1} ms"
+            "{}: incremental estimated at {inc:.1} ms from the last {n} \
+             incremental refreshes, the last full refresh took {full:.1} ms",
+            super::refresh::pending_rows(pending)
         );
         if inc > full {
             Verdict::Full(why)

@@ -209,11 +209,16 @@ fn decide(
     }
     if !mode::may_prefer_full(&delta) {
         return Ok(incremental(format!(
-            "auto: {total} pending rows, too few to recompute for"
+            "auto: {}, too few to recompute for",
+            pending_rows(total)
         )));
     }
     let base = base_rows(db, cache, &view.plan, &changed)?;
-    let sizes = format!("{total} pending rows against {}", base.iter().sum::<u64>());
+    let sizes = format!(
+        "{} against {}",
+        pending_rows(total),
+        base.iter().sum::<u64>()
+    );
     if mode::prefer_full(&view.plan, &delta, &base) {
         let why = format!("auto: the change is large next to its tables ({sizes})");
         return Ok(recompute(true, &why));
@@ -221,6 +226,12 @@ fn decide(
     Ok(incremental(format!(
         "auto: the change is small next to its tables ({sizes})"
     )))
+}
+
+/// "1 pending row", "24 pending rows".
+pub(crate) fn pending_rows(n: u64) -> String {
+    let noun = if n == 1 { "row" } else { "rows" };
+    format!("{n} pending {noun}")
 }
 
 fn refresh_probed(

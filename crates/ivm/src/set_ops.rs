@@ -79,6 +79,20 @@ pub fn rewrite(query: &str, names: &[String]) -> Option<(String, SetOp)> {
 }
 
 impl SetOp {
+    /// `EXCEPT ALL`, `INTERSECT`, … as `duckmv.views.strategy` names it.
+    pub fn name(&self) -> String {
+        let op = if self.intersect {
+            "INTERSECT"
+        } else {
+            "EXCEPT"
+        };
+        if self.all {
+            format!("{op} ALL")
+        } else {
+            op.to_string()
+        }
+    }
+
     /// The times a group's row occurs in the result, over the aggregate's output `rel`:
     /// a count for the ALL forms (rows repeated), a condition otherwise (kept once).
     pub fn times(&self, rel: &str) -> String {
