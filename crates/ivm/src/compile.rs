@@ -8,11 +8,9 @@ use std::ops::ControlFlow;
 use sqlparser::ast::{
     Distinct, DuplicateTreatment, Expr, FunctionArg, FunctionArgExpr, FunctionArguments,
     GroupByExpr, Ident, JoinConstraint, JoinOperator, ObjectName, ObjectNamePart, Query, Select,
-    SelectItem, SelectItemQualifiedWildcardKind, SetExpr, SetOperator, SetQuantifier, Statement,
-    TableFactor, Visit, VisitMut, Visitor, VisitorMut,
+    SelectItem, SelectItemQualifiedWildcardKind, SetExpr, SetOperator, SetQuantifier, TableFactor,
+    Visit, VisitMut, Visitor, VisitorMut,
 };
-use sqlparser::dialect::GenericDialect;
-use sqlparser::parser::Parser;
 
 mod column_lists;
 mod filter;
@@ -74,12 +72,7 @@ pub fn compile(
     columns: Vec<String>,
     types: Vec<String>,
 ) -> Result<Compiled, IvmError> {
-    let parsed = Parser::parse_sql(&GenericDialect {}, query);
-    let statement = match parsed {
-        Ok(mut stmts) if stmts.len() == 1 => stmts.pop(),
-        _ => None,
-    };
-    let Some(Statement::Query(q)) = statement else {
+    let Some(q) = super::text::parse_query(query) else {
         let plan = full_plan(
             db,
             id,

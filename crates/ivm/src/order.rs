@@ -14,10 +14,10 @@
 //! so.
 
 use sqlparser::ast::{
-    Distinct, Expr, OrderBy, OrderByExpr, OrderByKind, OrderBySort, SetExpr, Statement, Value,
+    Distinct, Expr, OrderBy, OrderByExpr, OrderByKind, OrderBySort, SetExpr, Value,
 };
-use sqlparser::dialect::GenericDialect;
-use sqlparser::parser::Parser;
+
+use super::text::parse_query;
 
 /// A definition with its final ORDER BY taken apart.
 #[derive(Debug, PartialEq)]
@@ -38,10 +38,7 @@ pub fn split(query: &str, names: &[String]) -> Split {
         order_by: None,
         dropped: None,
     };
-    let Ok(mut stmts) = Parser::parse_sql(&GenericDialect {}, query) else {
-        return unchanged();
-    };
-    let (1, Some(Statement::Query(mut q))) = (stmts.len(), stmts.pop()) else {
+    let Some(mut q) = parse_query(query) else {
         return unchanged();
     };
     // With a limit, or DISTINCT ON (which keeps the first row of each group in this order),

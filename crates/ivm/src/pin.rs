@@ -232,11 +232,8 @@ fn last_ident(n: &ObjectName) -> Ident {
 
 /// `body` parsed as a query.
 fn derived(body: &str) -> Option<Query> {
-    let mut stmts = Parser::parse_sql(&GenericDialect {}, body).ok()?;
-    match stmts.pop()? {
-        Statement::Query(q) if matches!(q.body.as_ref(), SetExpr::Select(_)) => Some(*q),
-        _ => None,
-    }
+    let q = super::text::parse_query(body)?;
+    matches!(q.body.as_ref(), SetExpr::Select(_)).then_some(*q)
 }
 
 #[cfg(test)]

@@ -13,11 +13,9 @@
 //! sides may be any query the rest of the engine maintains.
 
 use serde::{Deserialize, Serialize};
-use sqlparser::ast::{SetExpr, SetOperator, SetQuantifier, Statement};
-use sqlparser::dialect::GenericDialect;
-use sqlparser::parser::Parser;
+use sqlparser::ast::{SetExpr, SetOperator, SetQuantifier};
 
-use super::text::ident;
+use super::text::{ident, parse_query};
 
 /// Which set operation a view's output applies to its two counts.
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,10 +31,7 @@ pub const RIGHT: &str = "_mv_right";
 /// The grouped count that maintains `query`, when it is one EXCEPT or INTERSECT of two queries
 /// (whose output columns are `names`, all distinct).
 pub fn rewrite(query: &str, names: &[String]) -> Option<(String, SetOp)> {
-    let mut stmts = Parser::parse_sql(&GenericDialect {}, query).ok()?;
-    let (1, Some(Statement::Query(q))) = (stmts.len(), stmts.pop()) else {
-        return None;
-    };
+    let q = parse_query(query)?;
     if q.order_by.is_some() || q.limit_clause.is_some() || q.fetch.is_some() {
         return None;
     }

@@ -6,6 +6,18 @@ pub fn ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
+/// `sql` parsed as exactly one query (the dialect every analysis of a definition uses); None
+/// for anything else or what does not parse.
+pub fn parse_query(sql: &str) -> Option<Box<sqlparser::ast::Query>> {
+    use sqlparser::ast::Statement;
+    let mut stmts =
+        sqlparser::parser::Parser::parse_sql(&sqlparser::dialect::GenericDialect {}, sql).ok()?;
+    match (stmts.len(), stmts.pop()) {
+        (1, Some(Statement::Query(q))) => Some(q),
+        _ => None,
+    }
+}
+
 /// Quotes a string literal.
 pub fn lit(value: &str) -> String {
     format!("'{}'", value.replace('\'', "''"))
