@@ -216,7 +216,7 @@ fn affected(db: &mut dyn Sql, readers: &[(i64, String, String)]) -> Result<Vec<V
 
 /// The types of a query's columns. A view keeps its column names whatever the query calls
 /// them; its columns change when their number or types do.
-fn column_types_of(db: &mut dyn Sql, query: &str) -> Result<Vec<String>, IvmError> {
+pub(crate) fn column_types_of(db: &mut dyn Sql, query: &str) -> Result<Vec<String>, IvmError> {
     Ok(db
         .query(&format!("DESCRIBE {query}"))?
         .into_iter()

@@ -4,6 +4,7 @@
 //! definition, and a rewrite the analysis cannot maintain is dropped for the definition itself
 //! (which then recomputes, with the analysis's reason).
 
+use super::alter::column_types_of;
 use super::compile::{self, Compiled};
 use super::{order, set_ops, IvmError, Sql};
 
@@ -25,7 +26,8 @@ pub fn define(
     types: Vec<String>,
 ) -> Result<Defined, IvmError> {
     let ordered = order::split(query, query_names);
-    let reordered = ordered.query != query && describes(db, &ordered.query)? == Some(types.clone());
+    let reordered =
+        ordered.query != query && describes(db, &ordered.query)?.as_deref() == Some(&types[..]);
     let maintained = if reordered {
         ordered.query.as_str()
     } else {
@@ -91,15 +93,8 @@ fn counted_compile(
 /// that binds on its own first: a failed statement would end the caller's transaction. (So a
 /// definition over tables created in the same transaction is not rewritten.)
 fn describes(db: &mut dyn Sql, query: &str) -> Result<Option<Vec<String>>, IvmError> {
-    let describe = format!("DESCRIBE {query}");
-    if !db.binds_alone(&describe) {
+    if !db.binds_alone(&format!("DESCRIBE {query}")) {
         return Ok(None);
     }
-    let described = db.query(&describe)?;
-    Ok(Some(
-        described
-            .iter()
-            .map(|r| r[1].clone().unwrap_or_default())
-            .collect(),
-    ))
+    column_types_of(db, query).map(Some)
 }
