@@ -99,7 +99,7 @@ impl History {
         let why = format!(
             "{}: incremental estimated at {inc:.1} ms from the last {n} \
              incremental refreshes, the last full refresh took {full:.1} ms",
-            super::refresh::pending_rows(pending)
+            pending_rows(pending)
         );
         if inc > full {
             Verdict::Full(why)
@@ -107,6 +107,12 @@ impl History {
             Verdict::Incremental(why)
         }
     }
+}
+
+/// "1 pending row", "24 pending rows".
+pub fn pending_rows(n: u64) -> String {
+    let noun = if n == 1 { "row" } else { "rows" };
+    format!("{n} pending {noun}")
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use super::capture;
 use super::catalog::{self, ViewRow};
-use super::history::Verdict;
+use super::history::{pending_rows, Verdict};
 use super::mode::{self, RefreshMode};
 use super::plan::{self, Body, Plan};
 use super::program::{self, Key};
@@ -201,7 +201,7 @@ fn decide(
     }
     let total: u64 = delta.iter().sum();
     if let Some(c) = cache {
-        match c.history(view.plan.id).verdict(total) {
+        match c.verdict(view.plan.id, total) {
             Verdict::Full(why) => return Ok(recompute(true, &format!("auto: {why}"))),
             Verdict::Incremental(why) => return Ok(incremental(format!("auto: {why}"))),
             Verdict::Unknown => {}
@@ -226,12 +226,6 @@ fn decide(
     Ok(incremental(format!(
         "auto: the change is small next to its tables ({sizes})"
     )))
-}
-
-/// "1 pending row", "24 pending rows".
-pub(crate) fn pending_rows(n: u64) -> String {
-    let noun = if n == 1 { "row" } else { "rows" };
-    format!("{n} pending {noun}")
 }
 
 fn refresh_probed(

@@ -20,7 +20,7 @@ use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use super::catalog::ViewRow;
-use super::history::History;
+use super::history::{History, Verdict};
 use super::text::split_name;
 
 #[derive(Default)]
@@ -89,9 +89,12 @@ impl ViewCache {
         }
     }
 
-    /// The refresh timings of view `id` so far.
-    pub(crate) fn history(&self, id: i64) -> History {
-        self.history.lock().get(&id).cloned().unwrap_or_default()
+    /// What view `id`'s refresh timings so far say about `pending` rows.
+    pub(crate) fn verdict(&self, id: i64, pending: u64) -> Verdict {
+        match self.history.lock().get(&id) {
+            Some(h) => h.verdict(pending),
+            None => Verdict::Unknown,
+        }
     }
 
     /// Records a refresh of view `id`: `pending` rows applied incrementally, or a full one.
