@@ -25,7 +25,8 @@ use super::plan::{
     AggFn, AggKind, Aggregate, Block, Body, Item, ItemFrom, Plan, Rel, Source, SourceKind,
 };
 use super::semi::{Exists, Guard};
-use super::text::{ident, sanitize};
+use super::text::{ident, sanitize, unquoted};
+use super::user_expr::{fill_holes, hole, hole_index, Hole, UserExpr};
 use super::{IvmError, Sql};
 pub(super) use resolve::current_database;
 use resolve::resolve;
@@ -105,6 +106,14 @@ pub fn compile(
             if let Body::Aggregate(a) = &mut plan.body {
                 finish_output(a, &plan.columns, &plan.types);
             }
+            if !reloads(&plan) {
+                let reason = "an expression duckmv cannot store";
+                let plan = full_plan(an.db, id, query, Some(&q), plan.columns, plan.types, reason)?;
+                return Ok(Compiled {
+                    plan,
+                    full_reason: Some(reason.into()),
+                });
+            }
             Ok(Compiled {
                 plan,
                 full_reason: None,
@@ -166,6 +175,15 @@ fn full_plan(
     })
 }
 
+/// Whether the plan reads back from the text the catalog stores it as: every expression of the
+/// user's that it keeps must parse again (see `user_expr`), or the view could not be loaded.
+fn reloads(plan: &Plan) -> bool {
+    serde_json::to_string(plan)
+        .ok()
+        .and_then(|json| serde_json::from_str::<Plan>(&json).ok())
+        .is_some()
+}
+
 fn same_relation(a: &Source, b: &Source) -> bool {
     a.catalog == b.catalog && a.schema == b.schema && a.name == b.name
 }
@@ -196,7 +214,7 @@ fn name_parts(n: &ObjectName) -> Vec<String> {
 #[derive(Default)]
 struct AggCollector {
     aggs: Vec<(String, AggFn)>,
-    args: Vec<String>,
+    args: Vec<Expr>,
 }
 
 struct Analyzer<'a> {
@@ -215,7 +233,7 @@ type Scope = Vec<(String, Query)>;
 struct BlockFrom {
     items: Vec<Item>,
     columns: Vec<Vec<String>>,
-    filter: Option<String>,
+    filter: Option<UserExpr>,
     /// Semi/anti filters (EXISTS, IN, SEMI/ANTI JOIN).
     exists: Vec<Exists>,
     /// Conjuncts combining existence tests with AND/OR/NOT.
@@ -546,7 +564,7 @@ impl<'a> Analyzer<'a> {
             guards: Vec::new(),
             visible: Vec::new(),
         };
-        let mut preds: Vec<String> = Vec::new();
+        let mut preds: Vec<Expr> = Vec::new();
         for twj in &s.from {
             if !twj.joins.iter().all(|j| joins::is_inner(&j.join_operator)) {
                 self.chain(twj, scope, &mut out)?;
@@ -575,7 +593,7 @@ impl<'a> Analyzer<'a> {
                 match constraint {
                     JoinConstraint::On(e) => {
                         self.check_expr(e, false)?;
-                        preds.push(format!("({e})"));
+                        preds.push(e.clone());
                     }
                     JoinConstraint::None => {}
                     JoinConstraint::Natural => return full("NATURAL JOIN"),
@@ -597,9 +615,7 @@ impl<'a> Analyzer<'a> {
         if let Some(w) = &s.selection {
             self.where_clause(w, scope, &mut out, &mut preds)?;
         }
-        if !preds.is_empty() {
-            out.filter = Some(preds.join(" AND "));
-        }
+        out.filter = UserExpr::all(preds);
         Ok(out)
     }
 
@@ -708,7 +724,7 @@ impl<'a> Analyzer<'a> {
 
     /// Expands `*` and `t.*` against the FROM items' columns; other items keep their expression
     /// and optional alias.
-    fn projection(&self, s: &Select, from: &BlockFrom) -> R<Vec<(String, Option<String>)>> {
+    fn projection(&self, s: &Select, from: &BlockFrom) -> R<Vec<(Expr, Option<String>)>> {
         let mut out = Vec::new();
         for item in &s.projection {
             match item {
@@ -721,11 +737,11 @@ impl<'a> Analyzer<'a> {
                         Expr::CompoundIdentifier(parts) => parts.last().map(|i| i.value.clone()),
                         _ => None,
                     };
-                    out.push((e.to_string(), name));
+                    out.push((e.clone(), name));
                 }
                 SelectItem::ExprWithAlias { expr, alias } => {
                     self.check_expr(expr, false)?;
-                    out.push((expr.to_string(), Some(alias.value.clone())));
+                    out.push((expr.clone(), Some(alias.value.clone())));
                 }
                 SelectItem::Wildcard(opts) => {
                     if !plain_wildcard(opts) {
@@ -733,7 +749,7 @@ impl<'a> Analyzer<'a> {
                     }
                     for (alias, cols) in &from.visible {
                         for c in cols {
-                            out.push((format!("{alias}.{}", ident(c)), Some(c.clone())));
+                            out.push((column_of(alias, c), Some(c.clone())));
                         }
                     }
                 }
@@ -754,7 +770,7 @@ impl<'a> Analyzer<'a> {
                         return full("a qualified * duckmv cannot resolve");
                     };
                     for c in cols {
-                        out.push((format!("{alias}.{}", ident(c)), Some(c.clone())));
+                        out.push((column_of(alias, c), Some(c.clone())));
                     }
                 }
                 _ => return full("this kind of select item"),
@@ -769,7 +785,7 @@ impl<'a> Analyzer<'a> {
         self.check_select(s)?;
         let from = self.from(s, scope)?;
         let proj = self.projection(s, &from)?;
-        let select: Vec<String> = proj.iter().map(|(e, _)| e.clone()).collect();
+        let select: Vec<UserExpr> = proj.iter().map(|(e, _)| UserExpr::new(e.clone())).collect();
         let names = match names {
             Some(n) if n.len() == select.len() => n,
             Some(_) => return full("a select list duckmv cannot match to the view's columns"),
@@ -782,7 +798,7 @@ impl<'a> Analyzer<'a> {
                         .iter()
                         .map(|(e, a)| match a {
                             Some(a) => format!("{e} AS {}", ident(a)),
-                            None => e.clone(),
+                            None => e.to_string(),
                         })
                         .collect();
                     let probe = Block {
@@ -874,7 +890,7 @@ impl<'a> Analyzer<'a> {
             _ => return full("GROUP BY modifiers"),
         };
         // Positional and alias GROUP BY refer to the select list.
-        let mut groups: Vec<String> = Vec::new();
+        let mut groups: Vec<Expr> = Vec::new();
         for g in &group_exprs {
             if matches!(g, Expr::GroupingSets(_) | Expr::Cube(_) | Expr::Rollup(_)) {
                 return full("GROUPING SETS / CUBE / ROLLUP");
@@ -891,7 +907,7 @@ impl<'a> Analyzer<'a> {
                         .map_err(|_| Stop::Full("a GROUP BY position".into()))?;
                     match s.projection.get(idx.wrapping_sub(1)) {
                         Some(SelectItem::UnnamedExpr(e))
-                        | Some(SelectItem::ExprWithAlias { expr: e, .. }) => e.to_string(),
+                        | Some(SelectItem::ExprWithAlias { expr: e, .. }) => e.clone(),
                         _ => return full("a GROUP BY position"),
                     }
                 }
@@ -906,18 +922,20 @@ impl<'a> Analyzer<'a> {
                         SelectItem::ExprWithAlias { expr, alias }
                             if alias.value.eq_ignore_ascii_case(&i.value) =>
                         {
-                            Some(expr.to_string())
+                            Some(expr.clone())
                         }
                         _ => None,
                     });
-                    aliased.unwrap_or_else(|| g.to_string())
+                    aliased.unwrap_or_else(|| g.clone())
                 }
-                _ => g.to_string(),
+                _ => g.clone(),
             };
-            if !groups.contains(&resolved) {
+            if !groups.iter().any(|k| k.to_string() == resolved.to_string()) {
                 groups.push(resolved);
             }
         }
+        let keys: Vec<String> = groups.iter().map(Expr::to_string).collect();
+        let ngroups = groups.len();
         let mut col = AggCollector::default();
         let mut outputs = Vec::new();
         for item in &s.projection {
@@ -925,15 +943,15 @@ impl<'a> Analyzer<'a> {
                 SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e,
                 _ => return full("* in an aggregate query"),
             };
-            outputs.push(self.rewrite_over_state(e, &groups, &mut col)?);
+            outputs.push(self.rewrite_over_state(e, &keys, &mut col)?.to_string());
         }
         let having = match &s.having {
-            Some(h) => Some(self.rewrite_over_state(h, &groups, &mut col)?),
+            Some(h) => Some(UserExpr::new(self.rewrite_over_state(h, &keys, &mut col)?)),
             None => None,
         };
-        let mut select = groups.clone();
-        select.extend(col.args.iter().cloned());
-        let mut names: Vec<String> = (1..=groups.len()).map(|i| format!("_g{i}")).collect();
+        let mut select: Vec<UserExpr> = groups.into_iter().map(UserExpr::new).collect();
+        select.extend(col.args.iter().cloned().map(UserExpr::new));
+        let mut names: Vec<String> = (1..=ngroups).map(|i| format!("_g{i}")).collect();
         names.extend((1..=col.args.len()).map(|i| format!("_a{i}")));
         let input = Block {
             items: from.items,
@@ -945,7 +963,7 @@ impl<'a> Analyzer<'a> {
         };
         Ok(Aggregate {
             input,
-            groups: groups.len(),
+            groups: ngroups,
             aggs: col.aggs.into_iter().map(|(_, f)| f).collect(),
             output: outputs,
             having,
@@ -955,7 +973,7 @@ impl<'a> Analyzer<'a> {
 
     /// Rewrites a select-list or HAVING expression of an aggregate query over the storage
     /// columns: aggregate calls become their state expression, group keys become `_g<i>`.
-    fn rewrite_over_state(&self, e: &Expr, groups: &[String], col: &mut AggCollector) -> R<String> {
+    fn rewrite_over_state(&self, e: &Expr, groups: &[String], col: &mut AggCollector) -> R<Expr> {
         self.check_expr(e, true)?;
         let mut e = e.clone();
         let mut rw = StateRewriter {
@@ -973,7 +991,7 @@ impl<'a> Analyzer<'a> {
         let mut stray = false;
         let _ = e.visit(&mut FnVisitor(|x: &Expr| match x {
             Expr::Identifier(i)
-                if !(i.value.starts_with("_g") || i.value.starts_with("__mv_agg_")) =>
+                if !(i.value.starts_with("_g") || hole_index(Hole::Aggregate, x).is_some()) =>
             {
                 stray = true
             }
@@ -992,16 +1010,17 @@ impl<'a> Analyzer<'a> {
                 v => Expr::Nested(Box::new(v.to_ast())),
             })
             .collect();
-        let _ = VisitMut::visit(
-            &mut e,
-            &mut FnVisitorMut(|x: &mut Expr| {
-                if let Some(i) = placeholder_index(x) {
-                    *x = values[i].clone();
-                }
-            }),
-        );
-        Ok(e.to_string())
+        fill_holes(&mut e, Hole::Aggregate, |i| values[i].clone());
+        Ok(e)
     }
+}
+
+/// `"alias"."column"`: a column of a FROM item, by its quoted alias.
+pub(super) fn column_of(alias: &str, column: &str) -> Expr {
+    Expr::CompoundIdentifier(vec![
+        Ident::with_quote('"', unquoted(alias)),
+        Ident::with_quote('"', column),
+    ])
 }
 
 /// Adds the casts and names of the user-visible columns to an aggregate's output expressions.
@@ -1090,23 +1109,6 @@ impl Visitor for AggregateFinder<'_, '_> {
     }
 }
 
-/// Calls a closure on every expression after its children, so it may replace the node.
-struct FnVisitorMut<F>(F);
-impl<F: FnMut(&mut Expr)> VisitorMut for FnVisitorMut<F> {
-    type Break = ();
-    fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
-        (self.0)(e);
-        ControlFlow::Continue(())
-    }
-}
-
-/// The index of the aggregate an `__mv_agg_<n>__` placeholder stands for.
-fn placeholder_index(e: &Expr) -> Option<usize> {
-    let Expr::Identifier(i) = e else { return None };
-    let n = i.value.strip_prefix("__mv_agg_")?.strip_suffix("__")?;
-    n.parse::<usize>().ok()?.checked_sub(1)
-}
-
 struct FnVisitor<F>(F);
 impl<F: FnMut(&Expr)> Visitor for FnVisitor<F> {
     type Break = ();
@@ -1114,6 +1116,11 @@ impl<F: FnMut(&Expr)> Visitor for FnVisitor<F> {
         (self.0)(e);
         ControlFlow::Continue(())
     }
+}
+
+/// Names in the space of the plan's own (`__mv_…`).
+fn reserved(name: &str) -> bool {
+    name.to_lowercase().starts_with("__mv_")
 }
 
 struct ExprCheck<'x, 'a> {
@@ -1132,6 +1139,15 @@ impl Visitor for ExprCheck<'_, '_> {
         match e {
             Expr::Exists { .. } | Expr::Subquery(_) => {
                 self.reason = Some("a subquery in an expression".into());
+                return ControlFlow::Break(());
+            }
+            // The plan's holes and placeholders are such names (see `user_expr::hole`).
+            Expr::Identifier(i) if reserved(&i.value) => {
+                self.reason = Some(format!("the name {i}, which duckmv reserves"));
+                return ControlFlow::Break(());
+            }
+            Expr::CompoundIdentifier(parts) if parts.iter().any(|i| reserved(&i.value)) => {
+                self.reason = Some(format!("the name {e}, which duckmv reserves"));
                 return ControlFlow::Break(());
             }
             Expr::Function(f) => {
@@ -1163,9 +1179,9 @@ struct StateRewriter<'x, 'a> {
 }
 
 impl StateRewriter<'_, '_> {
-    /// Classifies an aggregate call; returns its placeholder name or a reason it is not
+    /// Classifies an aggregate call; returns its index (its hole) or a reason it is not
     /// maintainable.
-    fn aggregate(&mut self, f: &sqlparser::ast::Function) -> Result<String, String> {
+    fn aggregate(&mut self, f: &sqlparser::ast::Function) -> Result<usize, String> {
         let name = fn_name(&f.name);
         let Some((kind, distinct_ok)) = agg::kind_of(&name) else {
             return Err(format!("aggregate {name}()"));
@@ -1208,13 +1224,13 @@ impl StateRewriter<'_, '_> {
             Some(cond) => filter::filtered(kind, arg, cond)
                 .ok_or_else(|| format!("{name}() with a FILTER that tests a subquery"))?,
         };
-        let arg = arg.map(|e| e.to_string());
-        let key = format!("{kind:?}:{distinct}:{}", arg.clone().unwrap_or_default());
+        let text = arg.as_ref().map(Expr::to_string);
+        let key = format!("{kind:?}:{distinct}:{}", text.clone().unwrap_or_default());
         if let Some(pos) = self.col.aggs.iter().position(|(k, _)| *k == key) {
-            return Ok(format!("__mv_agg_{}__", pos + 1));
+            return Ok(pos);
         }
-        let arg_col = arg.map(|a| {
-            let j = match self.col.args.iter().position(|x| *x == a) {
+        let arg_col = arg.zip(text).map(|(a, text)| {
+            let j = match self.col.args.iter().position(|x| x.to_string() == text) {
                 Some(j) => j,
                 None => {
                     self.col.args.push(a);
@@ -1244,7 +1260,7 @@ impl StateRewriter<'_, '_> {
                 distinct,
             },
         ));
-        Ok(format!("__mv_agg_{}__", self.col.aggs.len()))
+        Ok(self.col.aggs.len() - 1)
     }
 }
 
@@ -1254,7 +1270,7 @@ impl VisitorMut for StateRewriter<'_, '_> {
         if let Expr::Function(f) = e {
             if self.an.aggregates.contains(&fn_name(&f.name)) {
                 match self.aggregate(f) {
-                    Ok(placeholder) => *e = Expr::Identifier(Ident::new(placeholder)),
+                    Ok(i) => *e = hole(Hole::Aggregate, i),
                     Err(r) => {
                         self.reason = Some(r);
                         return ControlFlow::Break(());
@@ -1538,6 +1554,14 @@ pub(crate) mod tests {
             Some("a query without FROM")
         );
         assert_eq!(
+            reason(
+                "SELECT k FROM t WHERE __mv_ex_0__ OR k IN (SELECT k FROM u)",
+                1
+            )
+            .as_deref(),
+            Some("the name __mv_ex_0__, which duckmv reserves")
+        );
+        assert_eq!(
             reason("SELECT k FROM nosuch", 1)
                 .as_deref()
                 .map(|r| r.starts_with("a reference to nosuch")),
@@ -1588,7 +1612,10 @@ pub(crate) mod tests {
             3,
         );
         assert_eq!(a.groups, 1);
-        assert_eq!(a.input.select, ["g", "v"]);
+        let select: Vec<&Expr> = a.input.select.iter().map(UserExpr::ast).collect();
+        assert!(
+            matches!(select[..], [Expr::Identifier(g), Expr::Identifier(v)] if g.value == "g" && v.value == "v")
+        );
         assert_eq!(
             a.aggs.len(),
             3,
@@ -1600,7 +1627,7 @@ pub(crate) mod tests {
             r#"CAST((CASE WHEN "n_1" = 0 THEN NULL ELSE "s_1" END) + "_mv_count" AS INTEGER) AS "col2""#
         );
         assert_eq!(
-            a.having.as_deref(),
+            a.having.as_ref().map(UserExpr::to_string).as_deref(),
             Some(r#"(CASE WHEN "n_1" = 0 THEN NULL ELSE "s_1" END) > 2"#)
         );
     }
@@ -1614,16 +1641,25 @@ pub(crate) mod tests {
         else {
             panic!("not a bag")
         };
-        assert_eq!(
-            b.select,
-            [
-                "\"t\".\"k\"",
-                "\"t\".\"g\"",
-                "\"t\".\"v\"",
-                "\"u\".\"k\"",
-                "\"u\".\"w\""
-            ]
-        );
-        assert_eq!(b.filter.as_deref(), Some("(t.k = u.k)"));
+        let columns: Vec<Vec<&str>> = b
+            .select
+            .iter()
+            .map(|e| match e.ast() {
+                Expr::CompoundIdentifier(parts) => parts.iter().map(|p| p.value.as_str()).collect(),
+                other => panic!("not a column: {other}"),
+            })
+            .collect();
+        let want = [["t", "k"], ["t", "g"], ["t", "v"], ["u", "k"], ["u", "w"]];
+        assert_eq!(columns, want);
+        let Some(Expr::Nested(on)) = b.filter.as_ref().map(UserExpr::ast) else {
+            panic!("the ON predicate is the filter: {:?}", b.filter);
+        };
+        assert!(matches!(
+            on.as_ref(),
+            Expr::BinaryOp {
+                op: sqlparser::ast::BinaryOperator::Eq,
+                ..
+            }
+        ));
     }
 }

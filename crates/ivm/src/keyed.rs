@@ -7,8 +7,6 @@
 //! into a plan over the whole preserved side.
 
 use sqlparser::ast::{visit_expressions, BinaryOperator, Expr, InTarget};
-use sqlparser::dialect::GenericDialect;
-use sqlparser::parser::Parser;
 use std::ops::ControlFlow;
 
 use super::term::{where_sql, Term};
@@ -112,14 +110,9 @@ fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
 
 /// Splits `pred` into key pairs and other-side conditions; None when some conjunct reads the
 /// preserved side other than through an equality with the other side (or cannot be placed).
-pub fn split(pred: &str, p: &Side, o: &Side, inner_first: bool) -> Option<Keys> {
-    let expr = Parser::new(&GenericDialect {})
-        .try_with_sql(pred)
-        .ok()?
-        .parse_expr()
-        .ok()?;
+pub fn split(pred: &Expr, p: &Side, o: &Side, inner_first: bool) -> Option<Keys> {
     let mut parts = Vec::new();
-    conjuncts(expr, &mut parts);
+    conjuncts(pred.clone(), &mut parts);
     let mut keys = Keys {
         pairs: Vec::new(),
         filter: Vec::new(),
@@ -253,6 +246,10 @@ pub fn join_changed(keys: &Keys, p_from: &str, o_cur: &str, dq: &[Term], tag: u6
 mod tests {
     use super::*;
 
+    fn split_sql(pred: &str, p: &Side, o: &Side, inner_first: bool) -> Option<Keys> {
+        split(&crate::user_expr::parse(pred).unwrap(), p, o, inner_first)
+    }
+
     fn cols(c: &[&str]) -> Vec<String> {
         c.iter().map(|s| s.to_string()).collect()
     }
@@ -268,11 +265,11 @@ mod tests {
             alias: "\"o\"",
             columns: Some(&oc),
         };
-        let k = split("(o.customer_id = c.id) AND (o.amount > 50)", &p, &o, true).unwrap();
+        let k = split_sql("(o.customer_id = c.id) AND (o.amount > 50)", &p, &o, true).unwrap();
         assert_eq!(k.pairs, vec![("c.id".into(), "o.customer_id".into())]);
         assert_eq!(k.filter, vec!["(o.amount > 50)".to_string()]);
         // Unqualified names resolve by column lists.
-        let k = split("(customer_id = id)", &p, &o, false).unwrap();
+        let k = split_sql("(customer_id = id)", &p, &o, false).unwrap();
         assert_eq!(k.pairs, vec![("id".into(), "customer_id".into())]);
     }
 
@@ -295,13 +292,13 @@ mod tests {
             "x = c.id",
             "o.id = (SELECT 1)",
         ] {
-            assert_eq!(split(pred, &p, &o, true), None, "{pred}");
+            assert_eq!(split_sql(pred, &p, &o, true), None, "{pred}");
         }
         // An unqualified name on both sides is ambiguous in a join's ON.
-        assert_eq!(split("id = o.amount", &p, &o, false), None);
+        assert_eq!(split_sql("id = o.amount", &p, &o, false), None);
         // Inside EXISTS it is the subquery's own column: here a condition on o alone.
         assert_eq!(
-            split("id = c.id AND id = 3", &p, &o, true)
+            split_sql("id = c.id AND id = 3", &p, &o, true)
                 .unwrap()
                 .filter
                 .len(),

@@ -33,6 +33,7 @@ mod set_ops;
 mod term;
 mod text;
 mod upgrade;
+mod user_expr;
 mod view_cache;
 mod views_view;
 

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use super::keyed;
 use super::plan::{rel_cur, Item, ItemFrom, Source};
 use super::term::{delta_sum_query, fresh, item_cur, item_delta, Term};
+use super::user_expr::UserExpr;
 
 #[derive(Serialize, Deserialize, Debug, Clone)]
 pub enum Tree {
@@ -30,7 +31,7 @@ pub enum Tree {
         /// For LEFT joins the preserved side (a RIGHT join is stored with its sides swapped).
         left: Box<Tree>,
         right: Box<Tree>,
-        on: String,
+        on: UserExpr,
     },
 }
 
@@ -115,7 +116,13 @@ pub fn tree_delta(sources: &[Source], t: &Tree, changed: &[bool]) -> Vec<Term> {
 
 /// Δ(P ⋈ O) = ΔP ⋈ O + P ⋈ ΔO − ΔP ⋈ ΔO over the post-change states. The operands' conditions
 /// float up to the term: they only restrict rows of their own side.
-fn inner_part(sources: &[Source], p: &Tree, o: &Tree, on: &str, changed: &[bool]) -> Vec<Term> {
+fn inner_part(
+    sources: &[Source],
+    p: &Tree,
+    o: &Tree,
+    on: &UserExpr,
+    changed: &[bool],
+) -> Vec<Term> {
     let dp = tree_delta(sources, p, changed);
     let dq = tree_delta(sources, o, changed);
     let (pc, oc) = (tree_cur(sources, p), tree_cur(sources, o));
@@ -152,7 +159,13 @@ fn inner_part(sources: &[Source], p: &Tree, o: &Tree, on: &str, changed: &[bool]
 }
 
 /// The change of "rows of `p` without a match in `o`, padded with NULLs for `o`".
-fn padded_part(sources: &[Source], p: &Tree, o: &Tree, on: &str, changed: &[bool]) -> Vec<Term> {
+fn padded_part(
+    sources: &[Source],
+    p: &Tree,
+    o: &Tree,
+    on: &UserExpr,
+    changed: &[bool],
+) -> Vec<Term> {
     let dp = tree_delta(sources, p, changed);
     let dq = tree_delta(sources, o, changed);
     let (pc, oc, oe) = (
@@ -195,7 +208,7 @@ fn padded_part(sources: &[Source], p: &Tree, o: &Tree, on: &str, changed: &[bool
     // delta term lets a semi join pick them before any count is taken.
     let k = fresh(&format!("{pc}|{oc}|{on}"));
     if let Some(keys) = leaves(p, o)
-        .and_then(|(pl, ol)| keyed::split(on, &side(sources, pl), &side(sources, ol), false))
+        .and_then(|(pl, ol)| keyed::split(on.ast(), &side(sources, pl), &side(sources, ol), false))
     {
         // An equi-join: counts per changed key, no correlated count per row.
         let j = keyed::join_changed(&keys, &pc, &oc, &dq, k);
@@ -285,7 +298,7 @@ fn leaves<'a>(p: &'a Tree, o: &'a Tree) -> Option<(&'a Item, &'a Item)> {
 /// only the rows of `o` that satisfy `on` with some row of `candidates` (a FROM item under the
 /// preserved side's alias, so `on` binds to it inside the restriction). Every row the count can
 /// see for a candidate is among them, so the count is unchanged for candidates.
-pub fn restricted_count(o_cur: &str, o_alias: &str, candidates: &str, on: &str) -> String {
+pub fn restricted_count(o_cur: &str, o_alias: &str, candidates: &str, on: &UserExpr) -> String {
     format!(
         "SELECT count(*) AS n FROM (SELECT {o_alias}.* FROM {o_cur} SEMI JOIN {candidates} ON {on}) \
          AS {o_alias} WHERE {on}"

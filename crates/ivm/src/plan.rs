@@ -12,6 +12,7 @@ use super::semi::{self, Exists, Guard};
 use super::set_ops::SetOp;
 use super::term::{self, Term};
 use super::text::{ident, null_safe_eq};
+use super::user_expr::UserExpr;
 
 /// Everything a refresh needs, decided at CREATE.
 #[derive(Serialize, Deserialize, Debug, Clone)]
@@ -120,9 +121,9 @@ pub struct SubAgg {
 #[derive(Serialize, Deserialize, Debug, Clone)]
 pub struct Block {
     pub items: Vec<Item>,
-    pub select: Vec<String>,
+    pub select: Vec<UserExpr>,
     pub names: Vec<String>,
-    pub filter: Option<String>,
+    pub filter: Option<UserExpr>,
     #[serde(default)]
     pub exists: Vec<Exists>,
     /// WHERE conjuncts that combine existence tests with AND/OR/NOT.
@@ -151,13 +152,13 @@ pub enum ItemFrom {
 pub struct Aggregate {
     pub input: Block,
     pub groups: usize,
-    /// The aggregates, in the order the output's `__mv_agg_<n>__` placeholders name them;
+    /// The aggregates, in the order the compiler's aggregate holes numbered them;
     /// several may share one state slot (SUM and AVG of one argument).
     pub aggs: Vec<AggFn>,
     /// Output expressions over the storage columns, already cast and aliased.
     pub output: Vec<String>,
     /// HAVING, rewritten over the storage columns.
-    pub having: Option<String>,
+    pub having: Option<UserExpr>,
     /// When the select list tests EXISTS/IN, `input` is the copy for the first combination of
     /// the tests' values and these the copies for the others; the aggregate reads their UNION
     /// ALL. Empty otherwise.
@@ -210,7 +211,7 @@ pub fn item_cur(sources: &[Source], item: &Item) -> String {
 /// The FROM/WHERE of a block over current data.
 pub fn block_cur_term(sources: &[Source], b: &Block) -> Term {
     let mut t = Term::cur(term::items_cur(sources, &b.items));
-    t.conds.extend(b.filter.iter().cloned());
+    t.conds.extend(b.filter.iter().map(UserExpr::to_string));
     t.conds
         .extend(b.exists.iter().map(|e| semi::cond_cur(sources, e)));
     t.conds
@@ -271,7 +272,7 @@ pub fn rel_delta(sources: &[Source], rel: &Rel, changed: &[bool]) -> Option<Stri
             let terms = semi::block_terms(
                 sources,
                 &b.items,
-                b.filter.as_deref(),
+                b.filter.as_ref(),
                 &b.exists,
                 &b.guards,
                 changed,
@@ -745,6 +746,10 @@ pub fn unpopulated_sql(plan: &Plan, name: &str) -> String {
 mod tests {
     use super::*;
 
+    fn sql(e: &str) -> UserExpr {
+        UserExpr::new(crate::user_expr::parse(e).unwrap())
+    }
+
     fn src(name: &str) -> Source {
         Source {
             catalog: None,
@@ -771,9 +776,9 @@ mod tests {
                     from: ItemFrom::Source(1),
                 },
             ],
-            select: vec!["a.k".into()],
+            select: vec![sql("a.k")],
             names: vec!["c1".into()],
-            filter: Some("(a.k = b.k)".into()),
+            filter: Some(sql("(a.k = b.k)")),
             exists: Vec::new(),
             guards: Vec::new(),
         })
@@ -813,7 +818,7 @@ mod tests {
                     alias: "\"x\"".into(),
                     from: ItemFrom::Source(i),
                 }],
-                select: vec!["k".into()],
+                select: vec![sql("k")],
                 names: vec!["c1".into()],
                 filter: None,
                 exists: Vec::new(),
@@ -823,5 +828,36 @@ mod tests {
         let u = Rel::Union(vec![branch(0), branch(1)]);
         let d = rel_delta(&sources, &u, &[true, false]).unwrap();
         assert!(d.contains("d_1_a") && !d.contains("d_1_b"), "{d}");
+    }
+
+    /// A block as catalogs of earlier versions stored it, expressions as text, with a guard
+    /// whose test is a hole: it loads as a tree, and the test lands where the hole was.
+    #[test]
+    fn stored_blocks_load_with_typed_expressions() {
+        let json = r#"{"items":[{"alias":"\"a\"","from":{"Source":0}}],
+            "select":["\"a\".\"k\""],"names":["c1"],"filter":"(a.k > 1) AND (a.k < 9)",
+            "guards":[{"template":"(__mv_ex_0__) OR (a.k = 0)",
+                       "exists":[{"items":[{"alias":"\"b\"","from":{"Source":1}}],
+                                  "filter":"(b.k = a.k)","anti":false}]}]}"#;
+        let b: Block = serde_json::from_str(json).unwrap();
+        assert!(
+            matches!(b.select[0].ast(), sqlparser::ast::Expr::CompoundIdentifier(p) if p.len() == 2)
+        );
+        assert!(matches!(
+            b.filter.as_ref().map(UserExpr::ast),
+            Some(sqlparser::ast::Expr::BinaryOp {
+                op: sqlparser::ast::BinaryOperator::And,
+                ..
+            })
+        ));
+        let sources = [src("a"), src("b")];
+        let guard = semi::guard_cur(&sources, &b.guards[0]);
+        assert!(!guard.contains("__mv_ex_"), "{guard}");
+        let test = "(EXISTS (SELECT 1 FROM \"main\".\"b\" AS \"b\" WHERE (b.k = a.k)))";
+        assert!(guard.contains(&format!("{test})) OR (a.k = 0)")), "{guard}");
+        // Stored again, it is the same text.
+        let again: serde_json::Value = serde_json::to_value(&b).unwrap();
+        assert_eq!(again["filter"], "(a.k > 1) AND (a.k < 9)");
+        assert_eq!(again["guards"][0]["template"], "(__mv_ex_0__) OR (a.k = 0)");
     }
 }

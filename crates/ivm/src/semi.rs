@@ -18,13 +18,14 @@ use super::keyed;
 use super::outer::{restricted_count, side};
 use super::plan::{Item, ItemFrom, Source};
 use super::term::{delta_sum_query, fresh, items_cur, items_delta, Term};
+use super::user_expr::{hole, rendered, Hole, UserExpr};
 
 /// One existence filter: `[NOT] EXISTS (SELECT 1 FROM items WHERE filter)`, the filter holding
 /// the correlation to the outer row and the right side's own predicates.
 #[derive(Serialize, Deserialize, Debug, Clone)]
 pub struct Exists {
     pub items: Vec<Item>,
-    pub filter: String,
+    pub filter: UserExpr,
     pub anti: bool,
 }
 
@@ -47,33 +48,23 @@ fn holds(e: &Exists, count: &str) -> String {
 }
 
 /// A WHERE conjunct combining existence tests with AND, OR and NOT: `template` is the conjunct
-/// with each test replaced by [`guard_placeholder`]`(i)`, standing for "`exists[i]` holds".
+/// with each test a hole ([`Hole::Test`]) `i`, standing for "`exists[i]` holds".
 #[derive(Serialize, Deserialize, Debug, Clone)]
 pub struct Guard {
-    pub template: String,
+    pub template: UserExpr,
     pub exists: Vec<Exists>,
 }
 
-/// The name standing for the `i`th existence test of a guard.
-pub fn guard_placeholder(i: usize) -> String {
-    format!("__mv_ex_{i}__")
-}
-
-/// `template` with each existence test's placeholder replaced by `value(i)`. Unknown counts as
-/// false, as in WHERE: transitions compare these values, and `NULL <> TRUE` would hide one.
-fn fill(template: &str, n: usize, value: impl Fn(usize) -> String) -> String {
-    let mut out = template.to_string();
-    for i in (0..n).rev() {
-        out = out.replace(&guard_placeholder(i), &format!("({})", value(i)));
-    }
+/// `template` with each existence test's hole holding `value(i)`. Unknown counts as false, as
+/// in WHERE: transitions compare these values, and `NULL <> TRUE` would hide one.
+fn fill(template: &UserExpr, value: impl Fn(usize) -> String) -> String {
+    let out = template.filled(Hole::Test, |i| rendered(value(i)));
     format!("coalesce(({out}), FALSE)")
 }
 
 /// The guard as SQL over current data.
 pub fn guard_cur(sources: &[Source], g: &Guard) -> String {
-    fill(&g.template, g.exists.len(), |i| {
-        cond_cur(sources, &g.exists[i])
-    })
+    fill(&g.template, |i| cond_cur(sources, &g.exists[i]))
 }
 
 /// The change of `σ_{filter ∧ exists… ∧ guards…}(items)`. A top-level existence filter is a
@@ -81,7 +72,7 @@ pub fn guard_cur(sources: &[Source], g: &Guard) -> String {
 pub fn block_terms(
     sources: &[Source],
     items: &[Item],
-    filter: Option<&str>,
+    filter: Option<&UserExpr>,
     top: &[Exists],
     guards: &[Guard],
     changed: &[bool],
@@ -97,19 +88,19 @@ pub fn block_terms(
     }
     // Every existence test in one list; each guard names its tests by position in it.
     let mut exists: Vec<&Exists> = Vec::new();
-    let mut shapes: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut shapes: Vec<(UserExpr, Vec<usize>)> = Vec::new();
     for e in top {
         exists.push(e);
-        shapes.push((guard_placeholder(0), vec![exists.len() - 1]));
+        shapes.push((UserExpr::new(hole(Hole::Test, 0)), vec![exists.len() - 1]));
     }
     for g in guards {
         let first = exists.len();
         exists.extend(g.exists.iter());
         shapes.push((g.template.clone(), (first..exists.len()).collect()));
     }
-    let guard_sql = |(template, members): &(String, Vec<usize>),
+    let guard_sql = |(template, members): &(UserExpr, Vec<usize>),
                      value: &dyn Fn(usize) -> String| {
-        fill(template, members.len(), |j| value(members[j]))
+        fill(template, |j| value(members[j]))
     };
     let right: Vec<Vec<Term>> = exists
         .iter()
@@ -155,7 +146,7 @@ pub fn block_terms(
     }
     let mut conds: Vec<String> = filter.map(|f| vec![f.to_string()]).unwrap_or_default();
     let cur = |i: usize| cond_cur(sources, exists[i]);
-    let guard_moved = |g: &(String, Vec<usize>)| g.1.iter().any(|i| !right[*i].is_empty());
+    let guard_moved = |g: &(UserExpr, Vec<usize>)| g.1.iter().any(|i| !right[*i].is_empty());
     for g in &shapes {
         if !guard_moved(g) {
             conds.push(guard_sql(g, &cur));
@@ -169,7 +160,7 @@ pub fn block_terms(
         if let Some(keys) = match (&it.from, e.items.as_slice()) {
             (ItemFrom::Tree(_), _) => None,
             (_, [r]) if alone(*i) && !matches!(r.from, ItemFrom::Tree(_)) => {
-                keyed::split(&e.filter, &side(sources, it), &side(sources, r), true)
+                keyed::split(e.filter.ast(), &side(sources, it), &side(sources, r), true)
             }
             _ => None,
         } {
@@ -197,7 +188,7 @@ pub fn block_terms(
             .iter()
             .map(|d| {
                 let mut c = d.conds.clone();
-                c.push(exists[i].filter.clone());
+                c.push(exists[i].filter.to_string());
                 format!(
                     "EXISTS (SELECT 1 FROM {} WHERE {})",
                     d.from,
@@ -256,7 +247,7 @@ pub fn block_terms(
         Some((n, d)) => holds(exists[i], &format!("{n}.n - {d}.d")),
         None => cur(i),
     };
-    let changed_guards: Vec<&(String, Vec<usize>)> =
+    let changed_guards: Vec<&(UserExpr, Vec<usize>)> =
         shapes.iter().filter(|g| guard_moved(g)).collect();
     let now: Vec<String> = changed_guards
         .iter()

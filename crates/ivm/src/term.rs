@@ -6,6 +6,7 @@
 use super::outer;
 use super::plan::{rel_cur, rel_delta, Item, ItemFrom, Source};
 use super::text::ident;
+use super::user_expr::UserExpr;
 
 #[derive(Debug, Clone, Default)]
 pub struct Term {
@@ -240,7 +241,7 @@ fn join_comma(a: &Term, b: &Term) -> Term {
 /// `(SELECT coalesce(sum(m), 0) ...)`-style body: the net multiplicity of the delta terms'
 /// rows that satisfy `pred` (correlated to the enclosing row), as a query yielding one value
 /// named `alias_col`.
-pub fn delta_sum_query(terms: &[Term], pred: &str, col: &str) -> String {
+pub fn delta_sum_query(terms: &[Term], pred: &UserExpr, col: &str) -> String {
     if let [t] = terms {
         let mut conds = t.conds.clone();
         conds.push(format!("({pred})"));

@@ -6,6 +6,14 @@ pub fn ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
+/// The name an [`ident`] quotes; other text as it is.
+pub fn unquoted(quoted: &str) -> String {
+    match quoted.strip_prefix('"').and_then(|q| q.strip_suffix('"')) {
+        Some(inner) if quoted.len() >= 2 => inner.replace("\"\"", "\""),
+        _ => quoted.to_string(),
+    }
+}
+
 /// `sql` parsed as exactly one query (the dialect every analysis of a definition uses); None
 /// for anything else or what does not parse.
 pub fn parse_query(sql: &str) -> Option<Box<sqlparser::ast::Query>> {

@@ -4,16 +4,17 @@
 
 use sqlparser::ast::helpers::attached_token::AttachedToken;
 use sqlparser::ast::{
-    BinaryOperator, CaseWhen, Expr, Ident, InTarget, JoinConstraint, JoinOperator, Query, Select,
+    BinaryOperator, CaseWhen, Expr, InTarget, JoinConstraint, JoinOperator, Query, Select,
     SelectItem, SetExpr, TableWithJoins, UnaryOperator, Value, VisitMut, VisitorMut,
 };
 use std::ops::ControlFlow;
 
 use super::super::outer::{Kind, Tree};
 use super::super::plan::{Block, Rel};
-use super::super::semi::{guard_placeholder, Exists, Guard};
+use super::super::semi::{Exists, Guard};
 use super::super::text::ident;
-use super::{full, Analyzer, BlockFrom, Item, ItemFrom, Scope, Stop, R};
+use super::super::user_expr::{binary, hole, nested, Hole, UserExpr};
+use super::{column_of, full, Analyzer, BlockFrom, Item, ItemFrom, Scope, Stop, R};
 
 /// Joins the existing flat path handles (their ON predicates join the block's filter).
 pub(super) fn is_inner(op: &JoinOperator) -> bool {
@@ -73,9 +74,9 @@ impl Analyzer<'_> {
             let on = match constraint(&j.join_operator) {
                 Some(JoinConstraint::On(e)) => {
                     self.check_expr(e, false)?;
-                    format!("({e})")
+                    UserExpr::new(Expr::Nested(Box::new(e.clone())))
                 }
-                Some(JoinConstraint::None) => "TRUE".to_string(),
+                Some(JoinConstraint::None) => UserExpr::always(),
                 Some(JoinConstraint::Natural) => return full("NATURAL JOIN"),
                 Some(_) => return full("JOIN ... USING"),
                 None => return full("this kind of join"),
@@ -158,7 +159,7 @@ impl Analyzer<'_> {
         w: &Expr,
         scope: &Scope,
         out: &mut BlockFrom,
-        preds: &mut Vec<String>,
+        preds: &mut Vec<Expr>,
     ) -> R<()> {
         let mut conjuncts = Vec::new();
         split_and(w, &mut conjuncts);
@@ -172,13 +173,13 @@ impl Analyzer<'_> {
                     let mut exists = Vec::new();
                     let template = self.guard(c, false, scope, out, &mut exists)?;
                     out.guards.push(Guard {
-                        template: template.to_string(),
+                        template: UserExpr::new(template),
                         exists,
                     });
                 }
                 None => {
                     self.check_expr(c, false)?;
-                    preds.push(format!("({c})"));
+                    preds.push(c.clone());
                 }
             }
         }
@@ -305,7 +306,7 @@ impl Analyzer<'_> {
         out: &BlockFrom,
         exists: &mut Vec<Exists>,
     ) -> R<Expr> {
-        let placeholder = |i: usize| Expr::Identifier(Ident::new(guard_placeholder(i)));
+        let placeholder = |i: usize| hole(Hole::Test, i);
         if lhs.is_none() || !exact {
             exists.push(self.exists(subquery, anti, lhs, false, scope, out)?);
             return Ok(placeholder(exists.len() - 1));
@@ -364,7 +365,7 @@ impl Analyzer<'_> {
             self.subquery_count += 1;
             let alias = ident(&format!("_mv_q{}", self.subquery_count));
             let y = match names.as_slice() {
-                [y] => Some(format!("{alias}.{}", ident(y))),
+                [y] => Some(column_of(&alias, y)),
                 _ => None,
             };
             let item = Item {
@@ -382,11 +383,12 @@ impl Analyzer<'_> {
                     if lhs.is_some() {
                         self.check_expr(e, false)?;
                     }
-                    Some(e.to_string())
+                    Some(e.clone())
                 }
                 _ => None,
             };
-            (from.items, from.filter.into_iter().collect::<Vec<_>>(), y)
+            let preds = from.filter.into_iter().map(UserExpr::into_ast).collect();
+            (from.items, preds, y)
         };
         if let Some(x) = lhs {
             let Some(y) = y else {
@@ -402,10 +404,14 @@ impl Analyzer<'_> {
             }
             // In a WHERE conjunct, unknown counts as false: `x IN S` holds iff some y = x;
             // `x NOT IN S` holds iff no y equals x or is NULL, and x is not NULL (or S is empty).
+            let (x, y) = (nested(x), nested(y));
+            let equal = binary(x.clone(), BinaryOperator::Eq, y.clone());
             preds.push(if anti || wide {
-                format!("(({x}) = ({y}) OR ({y}) IS NULL OR ({x}) IS NULL)")
+                let null = |e: Expr| Expr::IsNull(Box::new(e));
+                let or = |l, r| binary(l, BinaryOperator::Or, r);
+                or(or(equal, null(y)), null(x))
             } else {
-                format!("(({x}) = ({y}))")
+                equal
             });
             self.features.insert(if anti { "NOT IN" } else { "IN" });
         } else {
@@ -414,11 +420,7 @@ impl Analyzer<'_> {
         }
         Ok(Exists {
             items,
-            filter: if preds.is_empty() {
-                "TRUE".into()
-            } else {
-                preds.join(" AND ")
-            },
+            filter: UserExpr::all(preds).unwrap_or_else(UserExpr::always),
             anti,
         })
     }
@@ -459,7 +461,7 @@ impl Analyzer<'_> {
             items: from.items.clone(),
             select: columns
                 .iter()
-                .map(|c| format!("{}.{}", item.alias, ident(c)))
+                .map(|c| UserExpr::new(column_of(&item.alias, c)))
                 .collect(),
             names: columns.clone(),
             filter: None,
@@ -568,7 +570,7 @@ pub(super) fn existence(e: &Expr) -> Option<(&Query, bool, Option<&Expr>)> {
 /// so that moving it inside the subquery cannot capture a right-side column of the same name.
 /// Also returns the aliases the operand names (lowercase, unquoted): the subquery must not
 /// reuse one, or the moved operand would bind to the subquery's row instead.
-fn qualify(x: &Expr, outer: &BlockFrom) -> R<(String, Vec<String>)> {
+fn qualify(x: &Expr, outer: &BlockFrom) -> R<(Expr, Vec<String>)> {
     struct Q<'a> {
         outer: &'a BlockFrom,
         unresolved: bool,
@@ -589,8 +591,7 @@ fn qualify(x: &Expr, outer: &BlockFrom) -> R<(String, Vec<String>)> {
                     match owners.as_slice() {
                         [a] => {
                             self.aliases.push(a.trim_matches('"').to_lowercase());
-                            let q = format!("{a}.{}", super::ident(&i.value));
-                            *e = Expr::Identifier(Ident::new(q));
+                            *e = column_of(a, &i.value);
                         }
                         _ => self.unresolved = true,
                     }
@@ -614,5 +615,5 @@ fn qualify(x: &Expr, outer: &BlockFrom) -> R<(String, Vec<String>)> {
     if q.unresolved {
         return full("an IN operand duckmv cannot resolve");
     }
-    Ok((x.to_string(), q.aliases))
+    Ok((x, q.aliases))
 }

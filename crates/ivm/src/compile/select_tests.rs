@@ -8,19 +8,16 @@
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    BinaryOperator, Distinct, Expr, Ident, Select, SelectItem, UnaryOperator, VisitMut, VisitorMut,
+    BinaryOperator, Distinct, Expr, Select, SelectItem, UnaryOperator, Value, VisitMut, VisitorMut,
 };
 
 use super::super::plan::{Block, Rel};
+use super::super::user_expr::{hole, Hole};
 use super::joins::existence;
 use super::{full, Analyzer, Scope, R};
 
 /// Tests beyond this many would multiply the copies (3^n) past what is worth maintaining.
 const MAX_TESTS: usize = 3;
-
-fn placeholder(i: usize) -> String {
-    format!("__mv_sel_{i}__")
-}
 
 /// Replaces each outermost existence test with a placeholder, recording the test.
 struct Collect {
@@ -32,7 +29,7 @@ impl VisitorMut for Collect {
     fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
         if existence(e).is_some() {
             self.tests.push(e.clone());
-            *e = Expr::Identifier(Ident::new(placeholder(self.tests.len() - 1)));
+            *e = hole(Hole::SelectTest, self.tests.len() - 1);
         }
         ControlFlow::Continue(())
     }
@@ -61,7 +58,7 @@ fn holds_as(test: &Expr, v: usize) -> Expr {
 }
 
 /// One copy of a block: the SELECT with its extra WHERE, and the values of its tests.
-pub(super) type TestCopy = (Select, Vec<&'static str>);
+pub(super) type TestCopy = (Select, Vec<Value>);
 
 /// Copies of `s`, one per combination of the values of the existence tests in its select
 /// list, each with WHERE keeping the rows where the tests have those values, and the values
@@ -98,7 +95,7 @@ pub(super) fn copies(s: &Select) -> R<Option<Vec<TestCopy>>> {
         for (t, a) in tests.iter().zip(&arity) {
             let v = n % a;
             n /= a;
-            values.push(["TRUE", "FALSE", "NULL"][v]);
+            values.push([Value::Boolean(true), Value::Boolean(false), Value::Null][v].clone());
             conds.push(holds_as(t, v));
         }
         let mut copy = s.clone();
@@ -109,12 +106,10 @@ pub(super) fn copies(s: &Select) -> R<Option<Vec<TestCopy>>> {
     Ok(Some(out))
 }
 
-/// Puts a copy's test values in place of the placeholders in its compiled select list.
-pub(super) fn fill(block: &mut Block, values: &[&str]) {
+/// Puts a copy's test values in place of the holes in its compiled select list.
+pub(super) fn fill(block: &mut Block, values: &[Value]) {
     for e in &mut block.select {
-        for (i, v) in values.iter().enumerate() {
-            *e = e.replace(&placeholder(i), v);
-        }
+        e.fill(Hole::SelectTest, |i| Expr::value(values[i].clone()));
     }
 }
 

@@ -121,13 +121,13 @@ impl Analyzer<'_> {
     /// Refuses SUM/AVG of floating-point values: their state taken back by subtraction need
     /// not equal the state before, and a row that does not cancel would stay in the view.
     fn exact_sums(&mut self, agg: &Aggregate) -> R<()> {
-        let args: Vec<&str> = agg
+        let args: Vec<String> = agg
             .state_fns()
             .filter(|f| !f.distinct && matches!(f.kind, AggKind::Sum | AggKind::Avg))
             .filter_map(|f| f.arg.as_deref())
             .filter_map(|a| {
                 let i = agg.input.names.iter().position(|n| n == a)?;
-                Some(agg.input.select[i].as_str())
+                Some(agg.input.select[i].to_string())
             })
             .collect();
         if args.is_empty() {
