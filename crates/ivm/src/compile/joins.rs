@@ -14,7 +14,8 @@ use super::super::plan::{Block, Rel};
 use super::super::semi::{Exists, Guard};
 use super::super::text::ident;
 use super::super::user_expr::{binary, hole, nested, Hole, UserExpr};
-use super::{column_of, full, Analyzer, BlockFrom, Item, ItemFrom, Scope, Stop, R};
+use super::from::column_of;
+use super::{full, Analyzer, BlockFrom, Item, ItemFrom, Scope, Stop, R};
 
 /// Joins the existing flat path handles (their ON predicates join the block's filter).
 pub(super) fn is_inner(op: &JoinOperator) -> bool {

@@ -1,0 +1,373 @@
+//! GROUP BY and ungrouped aggregates: the input block (group keys `_g<i>`, then aggregate
+//! arguments `_a<j>`), each aggregate call classified by `agg`, and the select list and
+//! HAVING rewritten over the storage's state columns.
+
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{
+    DuplicateTreatment, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Ident,
+    Select, SelectItem, Visit, VisitMut, VisitorMut,
+};
+
+use super::super::agg;
+use super::super::ir;
+use super::super::plan::{AggFn, AggKind, Aggregate, Block};
+use super::super::text::ident;
+use super::super::user_expr::{fill_holes, hole, hole_index, Hole, UserExpr};
+use super::support::fn_name;
+use super::{filter, full, select_tests, Analyzer, FnVisitor, Scope, Stop, R};
+
+/// Aggregates a block refers to, with their state slots and argument columns.
+#[derive(Default)]
+struct AggCollector {
+    aggs: Vec<(String, AggFn)>,
+    args: Vec<Expr>,
+}
+
+impl Analyzer<'_> {
+    /// GROUP BY / ungrouped aggregation over a select-project-join input; existence tests in
+    /// the select list (`count(*) FILTER (WHERE EXISTS …)`, `sum(CASE WHEN x IN … THEN …)`)
+    /// make the input a union of copies (see `select_tests`), aggregated as one.
+    pub(super) fn aggregate(&mut self, s: &Select, scope: &Scope) -> R<Aggregate> {
+        self.check_select(s)?;
+        if s.distinct.is_some() {
+            return full("DISTINCT with aggregates");
+        }
+        let Some(copies) = select_tests::copies(s)? else {
+            return self.aggregate_block(s, scope);
+        };
+        let mut first: Option<Aggregate> = None;
+        let mut inputs = Vec::new();
+        for (copy, values) in copies {
+            let a = self.aggregate_block(&copy, scope)?;
+            let mut input = a.input.clone();
+            select_tests::fill(&mut input, &values);
+            inputs.push(input);
+            match &first {
+                None => first = Some(a),
+                // Copies differ only in their filters (the tests are placeholders until
+                // `fill`), so they compile alike; this only guards that.
+                Some(f)
+                    if format!("{:?}", (f.groups, &f.aggs, &f.output, &f.having))
+                        == format!("{:?}", (a.groups, &a.aggs, &a.output, &a.having))
+                        && f.input.names == a.input.names => {}
+                Some(_) => return full("EXISTS/IN in aggregates whose copies differ"),
+            }
+        }
+        let mut a = first.expect("at least two copies");
+        a.input = inputs.remove(0);
+        a.copies = inputs;
+        self.features.insert("EXISTS/IN in the select list");
+        Ok(a)
+    }
+
+    fn aggregate_block(&mut self, s: &Select, scope: &Scope) -> R<Aggregate> {
+        let from = self.from(s, scope)?;
+        let groups = self.group_keys(s, &from.columns)?;
+        let keys: Vec<String> = groups.iter().map(Expr::to_string).collect();
+        let ngroups = groups.len();
+        let mut col = AggCollector::default();
+        let mut outputs = Vec::new();
+        for item in &s.projection {
+            let e = match item {
+                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e,
+                _ => return full("* in an aggregate query"),
+            };
+            outputs.push(self.rewrite_over_state(e, &keys, &mut col)?.to_string());
+        }
+        let having = match &s.having {
+            Some(h) => Some(UserExpr::new(self.rewrite_over_state(h, &keys, &mut col)?)),
+            None => None,
+        };
+        let mut select: Vec<UserExpr> = groups.into_iter().map(UserExpr::new).collect();
+        select.extend(col.args.iter().cloned().map(UserExpr::new));
+        let mut names: Vec<String> = (1..=ngroups).map(|i| format!("_g{i}")).collect();
+        names.extend((1..=col.args.len()).map(|i| format!("_a{i}")));
+        let input = Block {
+            items: from.items,
+            select,
+            names,
+            filter: from.filter,
+            exists: from.exists,
+            guards: from.guards,
+        };
+        Ok(Aggregate {
+            input,
+            groups: ngroups,
+            aggs: col.aggs.into_iter().map(|(_, f)| f).collect(),
+            output: outputs,
+            having,
+            copies: Vec::new(),
+        })
+    }
+
+    /// The GROUP BY keys, each once: positional and alias keys refer to the select list,
+    /// GROUP BY ALL to every select item without an aggregate.
+    fn group_keys(&self, s: &Select, columns: &[Vec<String>]) -> R<Vec<Expr>> {
+        let group_exprs: Vec<Expr> = match &s.group_by {
+            GroupByExpr::Expressions(e, mods) if mods.is_empty() => e.clone(),
+            // GROUP BY ALL groups by every select item without an aggregate.
+            GroupByExpr::All(mods) if mods.is_empty() => {
+                let mut keys = Vec::new();
+                for p in &s.projection {
+                    let e = match p {
+                        SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e,
+                        _ => return full("* in an aggregate query"),
+                    };
+                    if !self.has_aggregate(e) {
+                        keys.push(e.clone());
+                    }
+                }
+                keys
+            }
+            _ => return full("GROUP BY modifiers"),
+        };
+        let mut groups: Vec<Expr> = Vec::new();
+        for g in &group_exprs {
+            if matches!(g, Expr::GroupingSets(_) | Expr::Cube(_) | Expr::Rollup(_)) {
+                return full("GROUPING SETS / CUBE / ROLLUP");
+            }
+            self.check_expr(g, false)?;
+            let resolved = match g {
+                Expr::Value(v) => {
+                    let sqlparser::ast::Value::Number(n, _) = &v.value else {
+                        return full("a constant GROUP BY key");
+                    };
+                    let idx: usize = n
+                        .to_string()
+                        .parse()
+                        .map_err(|_| Stop::Full("a GROUP BY position".into()))?;
+                    match s.projection.get(idx.wrapping_sub(1)) {
+                        Some(SelectItem::UnnamedExpr(e))
+                        | Some(SelectItem::ExprWithAlias { expr: e, .. }) => e.clone(),
+                        _ => return full("a GROUP BY position"),
+                    }
+                }
+                Expr::Identifier(i)
+                    if !columns
+                        .iter()
+                        .flatten()
+                        .any(|c| c.eq_ignore_ascii_case(&i.value)) =>
+                {
+                    let aliased = s.projection.iter().find_map(|p| match p {
+                        SelectItem::ExprWithAlias { expr, alias }
+                            if alias.value.eq_ignore_ascii_case(&i.value) =>
+                        {
+                            Some(expr.clone())
+                        }
+                        _ => None,
+                    });
+                    aliased.unwrap_or_else(|| g.clone())
+                }
+                _ => g.clone(),
+            };
+            if !groups.iter().any(|k| k.to_string() == resolved.to_string()) {
+                groups.push(resolved);
+            }
+        }
+        Ok(groups)
+    }
+
+    /// Rewrites a select-list or HAVING expression of an aggregate query over the storage
+    /// columns: aggregate calls become their state expression, group keys become `_g<i>`.
+    fn rewrite_over_state(&self, e: &Expr, groups: &[String], col: &mut AggCollector) -> R<Expr> {
+        self.check_expr(e, true)?;
+        let mut e = e.clone();
+        let mut rw = StateRewriter {
+            an: self,
+            groups,
+            col,
+            reason: None,
+        };
+        let _ = VisitMut::visit(&mut e, &mut rw);
+        if let Some(r) = rw.reason {
+            return full(r);
+        }
+        // Every column reference left must be a storage column; anything else is an
+        // expression over the grouped rows we cannot map onto the state.
+        let mut stray = false;
+        let _ = e.visit(&mut FnVisitor(|x: &Expr| match x {
+            Expr::Identifier(i)
+                if !(i.value.starts_with("_g") || hole_index(Hole::Aggregate, x).is_some()) =>
+            {
+                stray = true
+            }
+            Expr::CompoundIdentifier(_) => stray = true,
+            _ => {}
+        }));
+        if stray {
+            return full("an expression over grouped columns that is not a GROUP BY key");
+        }
+        // The placeholders become each aggregate's value over its state columns.
+        let values: Vec<Expr> = col
+            .aggs
+            .iter()
+            .map(|(_, f)| match agg::of(f).value(f.slot) {
+                v @ ir::Expr::Col { .. } => v.to_ast(),
+                v => Expr::Nested(Box::new(v.to_ast())),
+            })
+            .collect();
+        fill_holes(&mut e, Hole::Aggregate, |i| values[i].clone());
+        Ok(e)
+    }
+}
+
+/// Adds the casts and names of the user-visible columns to an aggregate's output expressions.
+pub(super) fn finish_output(a: &mut Aggregate, columns: &[String], types: &[String]) {
+    a.output = a
+        .output
+        .iter()
+        .zip(columns.iter().zip(types))
+        .map(|(e, (n, t))| format!("CAST({e} AS {t}) AS {}", ident(n)))
+        .collect();
+}
+
+/// Whether a GROUP BY key and an expression name the same column, one of them qualified
+/// (`g` and `t.g`): DuckDB accepted the query, so the unqualified name is unambiguous.
+fn same_column(group: &str, e: &Expr) -> bool {
+    let last = |s: &str| {
+        s.rsplit('.')
+            .next()
+            .unwrap_or("")
+            .trim_matches('"')
+            .to_lowercase()
+    };
+    let simple = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == '"')
+    };
+    if !simple(group) {
+        return false;
+    }
+    match e {
+        Expr::Identifier(i) => group.contains('.') && last(group) == i.value.to_lowercase(),
+        Expr::CompoundIdentifier(parts) => {
+            !group.contains('.')
+                && parts
+                    .last()
+                    .is_some_and(|p| last(group) == p.value.to_lowercase())
+        }
+        _ => false,
+    }
+}
+
+struct StateRewriter<'x, 'a> {
+    an: &'x Analyzer<'a>,
+    groups: &'x [String],
+    col: &'x mut AggCollector,
+    reason: Option<String>,
+}
+
+impl StateRewriter<'_, '_> {
+    /// Classifies an aggregate call; returns its index (its hole) or a reason it is not
+    /// maintainable.
+    fn aggregate(&mut self, f: &sqlparser::ast::Function) -> Result<usize, String> {
+        let name = fn_name(&f.name);
+        let Some((kind, distinct_ok)) = agg::kind_of(&name) else {
+            return Err(format!("aggregate {name}()"));
+        };
+        if !f.within_group.is_empty() || f.null_treatment.is_some() {
+            return Err(format!("{name}() with WITHIN GROUP or IGNORE NULLS"));
+        }
+        let FunctionArguments::List(list) = &f.args else {
+            return Err(format!("aggregate {name}()"));
+        };
+        let distinct = list.duplicate_treatment == Some(DuplicateTreatment::Distinct);
+        if distinct && !distinct_ok {
+            return Err(format!("{name}(DISTINCT ...)"));
+        }
+        if !list.clauses.is_empty() || list.args.len() != 1 {
+            return Err(format!("{name}() with several arguments or ORDER BY"));
+        }
+        let (kind, arg) = match &list.args[0] {
+            FunctionArg::Unnamed(FunctionArgExpr::Wildcard) if kind == AggKind::Count => {
+                (AggKind::CountStar, None)
+            }
+            FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => {
+                let mut nested = false;
+                let _ = e.visit(&mut FnVisitor(|x: &Expr| {
+                    if let Expr::Function(g) = x {
+                        if self.an.aggregates.contains(&fn_name(&g.name)) {
+                            nested = true;
+                        }
+                    }
+                }));
+                if nested {
+                    return Err("a nested aggregate".into());
+                }
+                (kind, Some(e.clone()))
+            }
+            _ => return Err(format!("aggregate {name}()")),
+        };
+        let (kind, arg) = match &f.filter {
+            None => (kind, arg),
+            Some(cond) => filter::filtered(kind, arg, cond)
+                .ok_or_else(|| format!("{name}() with a FILTER that tests a subquery"))?,
+        };
+        let text = arg.as_ref().map(Expr::to_string);
+        let key = format!("{kind:?}:{distinct}:{}", text.clone().unwrap_or_default());
+        if let Some(pos) = self.col.aggs.iter().position(|(k, _)| *k == key) {
+            return Ok(pos);
+        }
+        let arg_col = arg.zip(text).map(|(a, text)| {
+            let j = match self.col.args.iter().position(|x| x.to_string() == text) {
+                Some(j) => j,
+                None => {
+                    self.col.args.push(a);
+                    self.col.args.len() - 1
+                }
+            };
+            format!("_a{}", j + 1)
+        });
+        // SUM and AVG of one argument keep the same state (the sum and the non-null count).
+        let sum_like = |k: AggKind, d: bool| !d && matches!(k, AggKind::Sum | AggKind::Avg);
+        let shared = self
+            .col
+            .aggs
+            .iter()
+            .find(|(_, f)| {
+                sum_like(kind, distinct) && sum_like(f.kind, f.distinct) && f.arg == arg_col
+            })
+            .map(|(_, f)| f.slot);
+        let slot = shared
+            .unwrap_or_else(|| self.col.aggs.iter().map(|(_, f)| f.slot).max().unwrap_or(0) + 1);
+        self.col.aggs.push((
+            key,
+            AggFn {
+                kind,
+                arg: arg_col,
+                slot,
+                distinct,
+            },
+        ));
+        Ok(self.col.aggs.len() - 1)
+    }
+}
+
+impl VisitorMut for StateRewriter<'_, '_> {
+    type Break = ();
+    fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        if let Expr::Function(f) = e {
+            if self.an.aggregates.contains(&fn_name(&f.name)) {
+                match self.aggregate(f) {
+                    Ok(i) => *e = hole(Hole::Aggregate, i),
+                    Err(r) => {
+                        self.reason = Some(r);
+                        return ControlFlow::Break(());
+                    }
+                }
+                return ControlFlow::Continue(());
+            }
+        }
+        let text = e.to_string();
+        if let Some(i) = self
+            .groups
+            .iter()
+            .position(|g| *g == text || same_column(g, e))
+        {
+            *e = Expr::Identifier(Ident::new(format!("_g{}", i + 1)));
+        }
+        ControlFlow::Continue(())
+    }
+}

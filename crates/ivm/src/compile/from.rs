@@ -1,0 +1,330 @@
+//! A select-project-join block: its FROM items (tables, views, CTEs, derived tables, inner
+//! joins), its WHERE, and its select list with `*` expanded.
+
+use sqlparser::ast::{
+    Expr, Ident, JoinConstraint, JoinOperator, Select, SelectItem, SelectItemQualifiedWildcardKind,
+    TableFactor,
+};
+
+use super::super::plan::{Block, Item, ItemFrom, Source, SourceKind};
+use super::super::text::{ident, sanitize, unquoted};
+use super::super::user_expr::UserExpr;
+use super::{
+    column_lists, full, joins, name_parts, resolve, same_relation, Analyzer, BlockFrom, Scope, R,
+};
+
+/// Joins wider than this are recomputed.
+const MAX_JOIN_INPUTS: usize = 8;
+
+impl Analyzer<'_> {
+    /// FROM and WHERE of a block: inner/cross joins of tables, views and subqueries.
+    pub(super) fn from(&mut self, s: &Select, scope: &Scope) -> R<BlockFrom> {
+        if s.from.is_empty() {
+            return full("a query without FROM");
+        }
+        let mut out = BlockFrom {
+            items: Vec::new(),
+            columns: Vec::new(),
+            filter: None,
+            exists: Vec::new(),
+            guards: Vec::new(),
+            visible: Vec::new(),
+        };
+        let mut preds: Vec<Expr> = Vec::new();
+        for twj in &s.from {
+            if !twj.joins.iter().all(|j| joins::is_inner(&j.join_operator)) {
+                self.chain(twj, scope, &mut out)?;
+                continue;
+            }
+            let first = out.items.len();
+            self.factor(&twj.relation, scope, &mut out)?;
+            for j in &twj.joins {
+                let constraint = match &j.join_operator {
+                    JoinOperator::Join(c) | JoinOperator::Inner(c) => c,
+                    JoinOperator::CrossJoin(c) => c,
+                    JoinOperator::Left(_) | JoinOperator::LeftOuter(_) => return full("LEFT JOIN"),
+                    JoinOperator::Right(_) | JoinOperator::RightOuter(_) => {
+                        return full("RIGHT JOIN")
+                    }
+                    JoinOperator::FullOuter(_) => return full("FULL JOIN"),
+                    JoinOperator::Semi(_)
+                    | JoinOperator::LeftSemi(_)
+                    | JoinOperator::RightSemi(_) => return full("SEMI JOIN"),
+                    JoinOperator::Anti(_)
+                    | JoinOperator::LeftAnti(_)
+                    | JoinOperator::RightAnti(_) => return full("ANTI JOIN"),
+                    JoinOperator::AsOf { .. } => return full("ASOF JOIN"),
+                    _ => return full("this kind of join"),
+                };
+                match constraint {
+                    JoinConstraint::On(e) => {
+                        self.check_expr(e, false)?;
+                        preds.push(e.clone());
+                    }
+                    JoinConstraint::None => {}
+                    JoinConstraint::Natural => return full("NATURAL JOIN"),
+                    _ => return full("JOIN ... USING"),
+                }
+                self.factor(&j.relation, scope, &mut out)?;
+            }
+            for i in first..out.items.len() {
+                out.visible
+                    .push((out.items[i].alias.clone(), out.columns[i].clone()));
+            }
+        }
+        if out.items.len() > MAX_JOIN_INPUTS {
+            return full(format!("a join of more than {MAX_JOIN_INPUTS} relations"));
+        }
+        if out.items.len() > 1 {
+            self.features.insert("inner join");
+        }
+        if let Some(w) = &s.selection {
+            self.where_clause(w, scope, &mut out, &mut preds)?;
+        }
+        out.filter = UserExpr::all(preds);
+        Ok(out)
+    }
+
+    pub(super) fn factor(&mut self, f: &TableFactor, scope: &Scope, out: &mut BlockFrom) -> R<()> {
+        match f {
+            TableFactor::Table {
+                name,
+                alias,
+                args: None,
+                with_hints,
+                version: None,
+                sample: None,
+                ..
+            } if with_hints.is_empty() => {
+                if alias.as_ref().is_some_and(|a| !a.columns.is_empty()) {
+                    return full("a table alias with a column list");
+                }
+                let parts = name_parts(name);
+                let alias_name = alias
+                    .as_ref()
+                    .map(|a| a.name.value.clone())
+                    .unwrap_or_else(|| parts.last().cloned().unwrap_or_default());
+                if parts.len() == 1 {
+                    let lower = parts[0].to_lowercase();
+                    if let Some(pos) = scope.iter().rposition(|(n, _)| *n == lower) {
+                        let (_, cte) = &scope[pos];
+                        let inner: Scope = scope[..pos].to_vec();
+                        let (rel, cols) = self.sub(&cte.clone(), &inner)?;
+                        out.items.push(Item {
+                            alias: ident(&alias_name),
+                            from: ItemFrom::Sub(Box::new(rel)),
+                        });
+                        out.columns.push(cols);
+                        return Ok(());
+                    }
+                }
+                let idx = self.source(name, &parts)?;
+                out.columns.push(self.sources[idx].columns.clone());
+                out.items.push(Item {
+                    alias: ident(&alias_name),
+                    from: ItemFrom::Source(idx),
+                });
+                Ok(())
+            }
+            TableFactor::Derived {
+                lateral: false,
+                subquery,
+                alias,
+                sample: None,
+            } => {
+                let renamed = match alias.as_ref().filter(|a| !a.columns.is_empty()) {
+                    Some(a) => Some(column_lists::rename(subquery, &a.columns).or_else(full)?),
+                    None => None,
+                };
+                let (rel, cols) = self.sub(renamed.as_ref().unwrap_or(subquery), scope)?;
+                self.subquery_count += 1;
+                let alias_name = alias
+                    .as_ref()
+                    .map(|a| a.name.value.clone())
+                    .unwrap_or_else(|| format!("_mv_sq{}", self.subquery_count));
+                out.items.push(Item {
+                    alias: ident(&alias_name),
+                    from: ItemFrom::Sub(Box::new(rel)),
+                });
+                out.columns.push(cols);
+                Ok(())
+            }
+            TableFactor::Derived { lateral: true, .. } => full("LATERAL"),
+            TableFactor::NestedJoin { .. } => full("a parenthesized join"),
+            TableFactor::Table { args: Some(_), .. }
+            | TableFactor::Function { .. }
+            | TableFactor::TableFunction { .. } => full("a table function"),
+            _ => full("this kind of FROM item"),
+        }
+    }
+
+    /// The source a table name reads, registered once per view with its own delta name.
+    fn source(&mut self, name: &sqlparser::ast::ObjectName, parts: &[String]) -> R<usize> {
+        let Some(src) = resolve(self.db, parts)? else {
+            return full(format!(
+                "a reference to {name}, which is not a base table or materialized view"
+            ));
+        };
+        if let Some(cat) = &src.catalog {
+            return full(format!("a table in another attached database (\"{cat}\")"));
+        }
+        if src.kind == SourceKind::View {
+            self.features.insert("materialized view");
+        }
+        if let Some(i) = self.sources.iter().position(|s| same_relation(s, &src)) {
+            return Ok(i);
+        }
+        let mut src = src;
+        let base = format!("d_{}_{}", self.id, sanitize(&src.name));
+        let mut delta = base.clone();
+        let mut k = 1;
+        let taken = |d: &str, sources: &[Source]| {
+            sources
+                .iter()
+                .any(|s| s.delta.as_deref() == Some(&format!("_duckmv.{d}")))
+        };
+        while taken(&delta, &self.sources) {
+            k += 1;
+            delta = format!("{base}_{k}");
+        }
+        src.delta = Some(format!("_duckmv.{delta}"));
+        self.sources.push(src);
+        Ok(self.sources.len() - 1)
+    }
+
+    /// Expands `*` and `t.*` against the FROM items' columns; other items keep their expression
+    /// and optional alias.
+    pub(super) fn projection(
+        &self,
+        s: &Select,
+        from: &BlockFrom,
+    ) -> R<Vec<(Expr, Option<String>)>> {
+        let mut out = Vec::new();
+        for item in &s.projection {
+            match item {
+                SelectItem::UnnamedExpr(e) => {
+                    self.check_expr(e, false)?;
+                    // DuckDB names a bare column after the column; other expressions it names
+                    // itself (asked later, only if needed).
+                    let name = match e {
+                        Expr::Identifier(i) => Some(i.value.clone()),
+                        Expr::CompoundIdentifier(parts) => parts.last().map(|i| i.value.clone()),
+                        _ => None,
+                    };
+                    out.push((e.clone(), name));
+                }
+                SelectItem::ExprWithAlias { expr, alias } => {
+                    self.check_expr(expr, false)?;
+                    out.push((expr.clone(), Some(alias.value.clone())));
+                }
+                SelectItem::Wildcard(opts) => {
+                    if !plain_wildcard(opts) {
+                        return full("* with EXCLUDE/REPLACE");
+                    }
+                    for (alias, cols) in &from.visible {
+                        for c in cols {
+                            out.push((column_of(alias, c), Some(c.clone())));
+                        }
+                    }
+                }
+                SelectItem::QualifiedWildcard(
+                    SelectItemQualifiedWildcardKind::ObjectName(n),
+                    opts,
+                ) => {
+                    if !plain_wildcard(opts) {
+                        return full("* with EXCLUDE/REPLACE");
+                    }
+                    let parts = name_parts(n);
+                    let want = ident(parts.last().map(String::as_str).unwrap_or(""));
+                    let Some((alias, cols)) = from
+                        .visible
+                        .iter()
+                        .find(|(a, _)| a.to_lowercase() == want.to_lowercase())
+                    else {
+                        return full("a qualified * duckmv cannot resolve");
+                    };
+                    for c in cols {
+                        out.push((column_of(alias, c), Some(c.clone())));
+                    }
+                }
+                _ => return full("this kind of select item"),
+            }
+        }
+        Ok(out)
+    }
+
+    /// A select-project-join block. `names` fixes the output names (the top level uses
+    /// positional `c1..cn`); otherwise they are DuckDB's own names for the select list.
+    pub(super) fn spj(
+        &mut self,
+        s: &Select,
+        scope: &Scope,
+        names: Option<Vec<String>>,
+    ) -> R<Block> {
+        self.check_select(s)?;
+        let from = self.from(s, scope)?;
+        let proj = self.projection(s, &from)?;
+        let select: Vec<UserExpr> = proj.iter().map(|(e, _)| UserExpr::new(e.clone())).collect();
+        let names = match names {
+            Some(n) if n.len() == select.len() => n,
+            Some(_) => return full("a select list duckmv cannot match to the view's columns"),
+            None => {
+                if proj.iter().all(|(_, a)| a.is_some()) {
+                    proj.iter().map(|(_, a)| a.clone().unwrap()).collect()
+                } else {
+                    // DuckDB names unaliased expressions itself; ask it rather than guess.
+                    let unaliased: Vec<String> = proj
+                        .iter()
+                        .map(|(e, a)| match a {
+                            Some(a) => format!("{e} AS {}", ident(a)),
+                            None => e.to_string(),
+                        })
+                        .collect();
+                    let probe = Block {
+                        items: from.items.clone(),
+                        select: Vec::new(),
+                        names: Vec::new(),
+                        filter: from.filter.clone(),
+                        exists: from.exists.clone(),
+                        guards: from.guards.clone(),
+                    };
+                    let t = super::super::plan::block_cur_term(&self.sources, &probe);
+                    let sql = format!(
+                        "DESCRIBE SELECT {} FROM {}{}",
+                        unaliased.join(", "),
+                        t.from,
+                        t.where_sql()
+                    );
+                    let rows = self.db.query(&sql)?;
+                    rows.into_iter()
+                        .map(|r| r[0].clone().unwrap_or_default())
+                        .collect()
+                }
+            }
+        };
+        Ok(Block {
+            items: from.items,
+            select,
+            names,
+            filter: from.filter,
+            exists: from.exists,
+            guards: from.guards,
+        })
+    }
+}
+
+/// `"alias"."column"`: a column of a FROM item, by its quoted alias.
+pub(super) fn column_of(alias: &str, column: &str) -> Expr {
+    Expr::CompoundIdentifier(vec![
+        Ident::with_quote('"', unquoted(alias)),
+        Ident::with_quote('"', column),
+    ])
+}
+
+fn plain_wildcard(o: &sqlparser::ast::WildcardAdditionalOptions) -> bool {
+    o.opt_ilike.is_none()
+        && o.opt_exclude.is_none()
+        && o.opt_except.is_none()
+        && o.opt_replace.is_none()
+        && o.opt_rename.is_none()
+}

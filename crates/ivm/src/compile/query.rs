@@ -1,0 +1,196 @@
+//! Binding the shape of a definition: the top-level body, the clauses around each query
+//! (CTEs are inlined where they are referenced), UNION chains and subqueries used as relations.
+
+use sqlparser::ast::{Distinct, Query, SetExpr, SetOperator, SetQuantifier};
+
+use super::super::plan::{Body, Rel};
+use super::{column_lists, full, Analyzer, Scope, R};
+
+impl Analyzer<'_> {
+    /// The whole definition.
+    pub(super) fn top(&mut self, q: &Query, ncols: usize) -> R<Body> {
+        let scope = self.query_scope(q, &Vec::new())?;
+        match q.body.as_ref() {
+            SetExpr::Select(s) if self.is_aggregate(s) => {
+                Ok(Body::Aggregate(self.aggregate(s, &scope)?))
+            }
+            SetExpr::Select(s) => {
+                let distinct = matches!(s.distinct, Some(Distinct::Distinct));
+                let names = super::super::plan::positional(ncols);
+                if let Some(rel) = self.select_tests(s, &scope, &names)? {
+                    return Ok(Body::Bag { rel, distinct });
+                }
+                let block = self.spj(s, &scope, Some(names))?;
+                Ok(Body::Bag {
+                    rel: Rel::Block(block),
+                    distinct,
+                })
+            }
+            SetExpr::SetOperation {
+                op: SetOperator::Union,
+                set_quantifier,
+                ..
+            } => {
+                let distinct = match set_quantifier {
+                    SetQuantifier::All => false,
+                    SetQuantifier::Distinct | SetQuantifier::None => true,
+                    _ => return full("UNION BY NAME"),
+                };
+                let names = super::super::plan::positional(ncols);
+                let rel = self.union(q.body.as_ref(), &scope, distinct, &names)?;
+                Ok(Body::Bag { rel, distinct })
+            }
+            SetExpr::SetOperation { op, .. } => full(format!("{op}").to_uppercase()),
+            SetExpr::Query(inner) if q.with.is_none() => self.top(inner, ncols),
+            _ => full("this kind of query"),
+        }
+    }
+
+    /// Checks the clauses around a query body and returns the CTEs it defines, inlined later
+    /// wherever they are referenced.
+    pub(super) fn query_scope(&mut self, q: &Query, outer: &Scope) -> R<Scope> {
+        if q.order_by.is_some() {
+            return full("ORDER BY");
+        }
+        if q.limit_clause.is_some() || q.fetch.is_some() {
+            return full("LIMIT");
+        }
+        if !q.locks.is_empty()
+            || q.for_clause.is_some()
+            || q.settings.is_some()
+            || !q.pipe_operators.is_empty()
+        {
+            return full("this query clause");
+        }
+        let mut scope = outer.clone();
+        if let Some(w) = &q.with {
+            if w.recursive {
+                return full("WITH RECURSIVE");
+            }
+            for cte in &w.cte_tables {
+                let body = if cte.alias.columns.is_empty() {
+                    (*cte.query).clone()
+                } else {
+                    column_lists::rename(&cte.query, &cte.alias.columns).or_else(full)?
+                };
+                scope.push((cte.alias.name.value.to_lowercase(), body));
+            }
+            self.features.insert("CTE");
+        }
+        Ok(scope)
+    }
+
+    pub(super) fn union(
+        &mut self,
+        body: &SetExpr,
+        scope: &Scope,
+        distinct: bool,
+        names: &[String],
+    ) -> R<Rel> {
+        let mut branches = Vec::new();
+        self.union_branches(body, distinct, &mut branches)?;
+        self.features
+            .insert(if distinct { "UNION" } else { "UNION ALL" });
+        let mut rels = Vec::new();
+        for b in branches {
+            match b {
+                SetExpr::Select(s) => {
+                    if self.is_aggregate(s) || s.distinct.is_some() {
+                        return full("an aggregate or DISTINCT inside UNION");
+                    }
+                    rels.push(Rel::Block(self.spj(s, scope, Some(names.to_vec()))?));
+                }
+                SetExpr::Query(q) => {
+                    let inner = self.query_scope(q, scope)?;
+                    rels.push(self.union(q.body.as_ref(), &inner, false, names)?);
+                }
+                _ => return full("this kind of UNION branch"),
+            }
+        }
+        Ok(Rel::Union(rels))
+    }
+
+    pub(super) fn union_branches<'q>(
+        &self,
+        e: &'q SetExpr,
+        distinct: bool,
+        out: &mut Vec<&'q SetExpr>,
+    ) -> R<()> {
+        match e {
+            SetExpr::SetOperation {
+                op: SetOperator::Union,
+                set_quantifier,
+                left,
+                right,
+            } => {
+                let this = match set_quantifier {
+                    SetQuantifier::All => false,
+                    SetQuantifier::Distinct | SetQuantifier::None => true,
+                    _ => return full("UNION BY NAME"),
+                };
+                if this != distinct {
+                    return full("a mix of UNION and UNION ALL");
+                }
+                self.union_branches(left, distinct, out)?;
+                self.union_branches(right, distinct, out)
+            }
+            SetExpr::SetOperation { op, .. } => full(format!("{op}").to_uppercase()),
+            other => {
+                out.push(other);
+                Ok(())
+            }
+        }
+    }
+
+    /// A subquery or CTE used as a FROM item: select-project-join blocks and UNION ALL only.
+    pub(super) fn sub(&mut self, q: &Query, scope: &Scope) -> R<(Rel, Vec<String>)> {
+        let scope = self.query_scope(q, scope)?;
+        self.features.insert("subquery");
+        let rel = match q.body.as_ref() {
+            SetExpr::Select(s) => {
+                if self.is_aggregate(s) {
+                    return self.sub_aggregate(s, &scope, true);
+                }
+                if s.distinct.is_some() {
+                    return full("DISTINCT inside a subquery");
+                }
+                Rel::Block(self.spj(s, &scope, None)?)
+            }
+            SetExpr::SetOperation {
+                op: SetOperator::Union,
+                set_quantifier: SetQuantifier::All,
+                ..
+            } => {
+                let mut branches = Vec::new();
+                self.union_branches(q.body.as_ref(), false, &mut branches)?;
+                let mut rels = Vec::new();
+                let mut names: Option<Vec<String>> = None;
+                for b in branches {
+                    let SetExpr::Select(s) = b else {
+                        return full("this kind of UNION branch");
+                    };
+                    if self.is_aggregate(s) || s.distinct.is_some() {
+                        return full("an aggregate or DISTINCT inside UNION");
+                    }
+                    let block = self.spj(s, &scope, names.clone())?;
+                    names.get_or_insert_with(|| block.names.clone());
+                    rels.push(Rel::Block(block));
+                }
+                self.features.insert("UNION ALL");
+                Rel::Union(rels)
+            }
+            SetExpr::Query(inner) => return self.sub(inner, &scope),
+            SetExpr::SetOperation { op, .. } => return full(format!("{op}").to_uppercase()),
+            _ => return full("this kind of subquery"),
+        };
+        let names = match &rel {
+            Rel::Block(b) => b.names.clone(),
+            Rel::Union(parts) => match &parts[0] {
+                Rel::Block(b) => b.names.clone(),
+                Rel::Union(_) | Rel::Agg(_) => return full("nested UNION"),
+            },
+            Rel::Agg(sa) => sa.names.clone(),
+        };
+        Ok((rel, names))
+    }
+}

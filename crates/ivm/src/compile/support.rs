@@ -1,0 +1,168 @@
+//! The support check: which clauses and expressions have no incremental rule. Each refusal
+//! names the construct, and that name is the reason the CREATE notice and `duckmv.views` show.
+
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{Distinct, Expr, GroupByExpr, ObjectName, Query, Select, Visit, Visitor};
+
+use super::{full, name_parts, Analyzer, R};
+
+impl Analyzer<'_> {
+    pub(super) fn has_aggregate(&self, e: &Expr) -> bool {
+        let mut v = AggregateFinder {
+            an: self,
+            depth: 0,
+            found: false,
+        };
+        let _ = e.visit(&mut v);
+        v.found
+    }
+
+    pub(super) fn is_aggregate(&self, s: &Select) -> bool {
+        let grouped = match &s.group_by {
+            GroupByExpr::All(_) => true,
+            GroupByExpr::Expressions(e, _) => !e.is_empty(),
+        };
+        if grouped || s.having.is_some() {
+            return true;
+        }
+        let mut v = AggregateFinder {
+            an: self,
+            depth: 0,
+            found: false,
+        };
+        let _ = s.projection.visit(&mut v);
+        v.found
+    }
+
+    /// Clauses of a SELECT block that have no incremental rule.
+    pub(super) fn check_select(&self, s: &Select) -> R<()> {
+        if let Some(Distinct::On(_)) = &s.distinct {
+            return full("DISTINCT ON");
+        }
+        if s.top.is_some() || s.into.is_some() {
+            return full("TOP / INTO");
+        }
+        if !s.lateral_views.is_empty() || s.prewhere.is_some() || !s.connect_by.is_empty() {
+            return full("this SELECT clause");
+        }
+        if !s.cluster_by.is_empty() || !s.distribute_by.is_empty() || !s.sort_by.is_empty() {
+            return full("this SELECT clause");
+        }
+        if !s.named_window.is_empty() {
+            return full("a window function");
+        }
+        if s.qualify.is_some() {
+            return full("QUALIFY");
+        }
+        if s.value_table_mode.is_some() || s.exclude.is_some() || s.select_modifiers.is_some() {
+            return full("this SELECT clause");
+        }
+        Ok(())
+    }
+
+    /// Rejects expressions without an incremental rule: subqueries, window functions,
+    /// non-deterministic functions and (unless `aggregates_ok`) aggregates.
+    pub(super) fn check_expr<V: Visit>(&self, e: &V, aggregates_ok: bool) -> R<()> {
+        let mut v = ExprCheck {
+            an: self,
+            aggregates_ok,
+            reason: None,
+        };
+        let _ = e.visit(&mut v);
+        match v.reason {
+            Some(r) => full(r),
+            None => Ok(()),
+        }
+    }
+}
+
+pub(super) fn fn_name(n: &ObjectName) -> String {
+    name_parts(n)
+        .last()
+        .cloned()
+        .unwrap_or_default()
+        .to_lowercase()
+}
+
+/// Finds an aggregate call of this query level: calls inside a subquery aggregate that
+/// subquery, not the query around it.
+struct AggregateFinder<'x, 'a> {
+    an: &'x Analyzer<'a>,
+    depth: usize,
+    found: bool,
+}
+
+impl Visitor for AggregateFinder<'_, '_> {
+    type Break = ();
+    fn pre_visit_query(&mut self, _q: &Query) -> ControlFlow<()> {
+        self.depth += 1;
+        ControlFlow::Continue(())
+    }
+    fn post_visit_query(&mut self, _q: &Query) -> ControlFlow<()> {
+        self.depth -= 1;
+        ControlFlow::Continue(())
+    }
+    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+        if let Expr::Function(f) = e {
+            if self.depth == 0 && f.over.is_none() && self.an.aggregates.contains(&fn_name(&f.name))
+            {
+                self.found = true;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// Names in the space of the plan's own (`__mv_…`).
+fn reserved(name: &str) -> bool {
+    name.to_lowercase().starts_with("__mv_")
+}
+
+struct ExprCheck<'x, 'a> {
+    an: &'x Analyzer<'a>,
+    aggregates_ok: bool,
+    reason: Option<String>,
+}
+
+impl Visitor for ExprCheck<'_, '_> {
+    type Break = ();
+    fn pre_visit_query(&mut self, _q: &Query) -> ControlFlow<()> {
+        self.reason = Some("a subquery in an expression".into());
+        ControlFlow::Break(())
+    }
+    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+        match e {
+            Expr::Exists { .. } | Expr::Subquery(_) => {
+                self.reason = Some("a subquery in an expression".into());
+                return ControlFlow::Break(());
+            }
+            // The plan's holes and placeholders are such names (see `user_expr::hole`).
+            Expr::Identifier(i) if reserved(&i.value) => {
+                self.reason = Some(format!("the name {i}, which duckmv reserves"));
+                return ControlFlow::Break(());
+            }
+            Expr::CompoundIdentifier(parts) if parts.iter().any(|i| reserved(&i.value)) => {
+                self.reason = Some(format!("the name {e}, which duckmv reserves"));
+                return ControlFlow::Break(());
+            }
+            Expr::Function(f) => {
+                let name = fn_name(&f.name);
+                if f.over.is_some() {
+                    self.reason = Some(format!("window function {name}()"));
+                    return ControlFlow::Break(());
+                }
+                if self.an.volatile.contains(&name) {
+                    self.reason = Some(format!("non-deterministic function {name}()"));
+                    return ControlFlow::Break(());
+                }
+                if self.an.aggregates.contains(&name) && !self.aggregates_ok {
+                    self.reason = Some(format!("aggregate {name}() here"));
+                    return ControlFlow::Break(());
+                }
+            }
+            _ => {}
+        }
+        ControlFlow::Continue(())
+    }
+}

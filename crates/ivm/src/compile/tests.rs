@@ -1,0 +1,354 @@
+//! The compiler's unit tests: which shapes are incremental, and why the others are not.
+
+use super::*;
+use crate::plan::{Aggregate, Rel};
+use crate::DbError;
+
+/// Answers the catalog lookups the compiler makes: tables t(k, g, v) and u(k, w), no
+/// materialized views, a few aggregate and volatile functions.
+struct Fake;
+impl Sql for Fake {
+    fn exec(&mut self, _sql: &str) -> Result<u64, DbError> {
+        Ok(0)
+    }
+    fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DbError> {
+        let s = |v: &str| Some(v.to_string());
+        if sql.contains("duckdb_functions()") {
+            let f = [
+                ("sum", "true"),
+                ("count", "true"),
+                ("min", "true"),
+                ("max", "true"),
+                ("avg", "true"),
+            ];
+            let mut rows: Vec<_> = f.iter().map(|(a, b)| vec![s(a), s(b)]).collect();
+            rows.push(vec![s("string_agg"), s("true")]);
+            rows.push(vec![s("random"), s("false")]);
+            return Ok(rows);
+        }
+        if sql == "SELECT current_database()" {
+            return Ok(vec![vec![s("memory")]]);
+        }
+        if sql.contains("information_schema.columns") {
+            let cols: &[&str] = if sql.contains("'u'") {
+                &["k", "w"]
+            } else {
+                &["k", "g", "v"]
+            };
+            return Ok(cols.iter().map(|c| vec![s(c)]).collect());
+        }
+        if sql.contains("information_schema.tables") && sql.contains("BASE TABLE") {
+            for t in ["t", "u"] {
+                if sql.contains(&format!("lower('{t}')")) {
+                    return Ok(vec![vec![s("memory"), s("main"), s(t)]]);
+                }
+            }
+            return Ok(vec![]);
+        }
+        if sql.starts_with("DESCRIBE") {
+            return Err(DbError {
+                message: "not in this fake".into(),
+                state: duckmv_sqlstate::SqlState::INTERNAL_ERROR,
+            });
+        }
+        Ok(vec![])
+    }
+}
+
+/// A definition over t(k, g, v) and u(k, w) compiled as view 9 with `ncols` INTEGER columns.
+pub(crate) fn compiled(q: &str, ncols: usize) -> Compiled {
+    let cols: Vec<String> = (1..=ncols).map(|i| format!("col{i}")).collect();
+    let types = vec!["INTEGER".to_string(); ncols];
+    compile(&mut Fake, 9, q, cols, types).unwrap()
+}
+
+fn reason(q: &str, ncols: usize) -> Option<String> {
+    compiled(q, ncols).full_reason
+}
+
+#[test]
+fn classifies_incremental_shapes() {
+    for (q, n, strategy) in [
+        (
+            "SELECT k, v + 1 AS w FROM t WHERE v > 0",
+            2,
+            "incremental: projection over one table",
+        ),
+        (
+            "SELECT * FROM t",
+            3,
+            "incremental: projection over one table",
+        ),
+        (
+            "SELECT DISTINCT g FROM t",
+            1,
+            "incremental: distinct over one table",
+        ),
+        (
+            "SELECT g, SUM(v), MAX(v) FROM t GROUP BY g",
+            3,
+            "incremental: aggregate(max,sum) over one table",
+        ),
+        (
+            "SELECT COUNT(*) FROM t",
+            1,
+            "incremental: aggregate(count) over one table",
+        ),
+        (
+            "SELECT t.g, u.w FROM t JOIN u ON t.k = u.k",
+            2,
+            "incremental: projection over inner join",
+        ),
+        (
+            "SELECT t.g, u.w FROM t LEFT JOIN u ON t.k = u.k",
+            2,
+            "incremental: projection over left join",
+        ),
+        (
+            "SELECT u.w, count(*) FROM t RIGHT JOIN u ON t.k = u.k GROUP BY u.w",
+            2,
+            "incremental: aggregate(count) over right join",
+        ),
+        (
+            "SELECT t.k FROM t FULL JOIN u ON t.k = u.k",
+            1,
+            "incremental: projection over full join",
+        ),
+        (
+            "SELECT k FROM t WHERE NOT EXISTS (SELECT 1 FROM u WHERE u.k > t.v) AND g > 1",
+            1,
+            "incremental: projection over NOT EXISTS",
+        ),
+        (
+            "SELECT k FROM t WHERE k NOT IN (SELECT w FROM u)",
+            1,
+            "incremental: projection over NOT IN",
+        ),
+        (
+            "SELECT t.k FROM t SEMI JOIN u ON t.k = u.k",
+            1,
+            "incremental: projection over semi join",
+        ),
+        (
+            "SELECT k FROM t UNION ALL SELECT k FROM u",
+            1,
+            "incremental: projection over UNION ALL",
+        ),
+        (
+            "WITH c AS (SELECT k, v FROM t) SELECT k, AVG(v) FROM c GROUP BY k",
+            2,
+            "incremental: aggregate(avg) over CTE, subquery",
+        ),
+    ] {
+        let c = compiled(q, n);
+        assert_eq!(c.full_reason, None, "{q}");
+        assert_eq!(c.plan.strategy, strategy, "{q}");
+    }
+}
+
+/// Shapes without an incremental rule, and the reason each is given.
+const REFUSED: &[(&str, usize, &str)] = &[
+    (
+        "SELECT t.k FROM t SEMI JOIN u ON t.k = u.k FULL JOIN t AS x ON x.k = t.k",
+        1,
+        "a FULL JOIN after a SEMI or ANTI JOIN",
+    ),
+    (
+        "SELECT t.k FROM t WHERE CASE WHEN EXISTS (SELECT 1 FROM u WHERE u.k IN (SELECT x.k FROM t x)) THEN t.v > 1 END",
+        1,
+        "a nested EXISTS/IN that refers to an outer query",
+    ),
+    (
+        "SELECT t.k FROM t WHERE t.v > 1 OR NOT (t.k IN (SELECT max(u.k) FROM u))",
+        1,
+        "MIN/MAX in an aggregate subquery",
+    ),
+    (
+        "SELECT x.n FROM (SELECT g, count(DISTINCT v) AS n FROM t GROUP BY g) x",
+        1,
+        "a DISTINCT aggregate in an aggregate subquery",
+    ),
+    (
+        "SELECT t.k FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.k = t.k HAVING count(*) > 1)",
+        1,
+        "a correlated aggregate subquery",
+    ),
+    (
+        "SELECT t.k FROM t WHERE t.k IN (SELECT count(*) FROM u WHERE w > g)",
+        1,
+        "a correlated aggregate subquery",
+    ),
+    (
+        "SELECT s.k FROM (SELECT k, count(*) + 1 FROM u GROUP BY k) s",
+        1,
+        "an aggregate subquery column without an alias",
+    ),
+    (
+        "SELECT t.k IN (SELECT k FROM u), t.v IN (SELECT w FROM u), EXISTS (SELECT 1 FROM u), EXISTS (SELECT 1 FROM u WHERE u.k = t.k) FROM t",
+        4,
+        "more than three EXISTS/IN tests in the select list",
+    ),
+    (
+        "SELECT s.e FROM (SELECT EXISTS (SELECT 1 FROM u WHERE u.k = t.k) AS e FROM t) s",
+        1,
+        "a subquery in an expression",
+    ),
+    (
+        "SELECT k, (SELECT max(w) FROM u) FROM t",
+        2,
+        "a subquery in an expression",
+    ),
+    (
+        "SELECT k FROM t ORDER BY k",
+        1,
+        "ORDER BY",
+    ),
+    (
+        "SELECT k FROM t LIMIT 3",
+        1,
+        "LIMIT",
+    ),
+    (
+        "SELECT k, random() FROM t",
+        2,
+        "non-deterministic function random()",
+    ),
+    (
+        "SELECT g, string_agg(g, ',') FROM t GROUP BY g",
+        2,
+        "aggregate string_agg()",
+    ),
+    (
+        "SELECT g, sum(v ORDER BY v) FROM t GROUP BY g",
+        2,
+        "sum() with several arguments or ORDER BY",
+    ),
+    (
+        "SELECT 1",
+        1,
+        "a query without FROM",
+    ),
+    (
+        "SELECT k FROM t WHERE __mv_ex_0__ OR k IN (SELECT k FROM u)",
+        1,
+        "the name __mv_ex_0__, which duckmv reserves",
+    ),
+    (
+        "WITH RECURSIVE r AS (SELECT 1 AS n) SELECT n FROM r",
+        1,
+        "WITH RECURSIVE",
+    ),
+];
+
+#[test]
+fn names_the_construct_it_cannot_maintain() {
+    for (q, n, why) in REFUSED {
+        assert_eq!(reason(q, *n).as_deref(), Some(*why), "{q}");
+    }
+    assert!(
+        reason("SELECT k FROM nosuch", 1).is_some_and(|r| r.starts_with("a reference to nosuch"))
+    );
+}
+
+#[test]
+fn near_misses_stay_incremental() {
+    // DISTINCT aggregates at the top level; an IN test under OR is a guard (NOT is refused).
+    assert_eq!(
+        reason("SELECT k FROM t WHERE k IN (SELECT k FROM u) OR k = 1", 1),
+        None
+    );
+}
+
+#[test]
+fn full_plans_record_the_tables_they_read() {
+    // For DROP TABLE protection.
+    let c = compiled(
+        "SELECT t.k FROM t, u WHERE t.k = u.k OR CASE WHEN EXISTS (SELECT 1 FROM u WHERE u.k IN (SELECT x.k FROM t x)) THEN TRUE END",
+        1,
+    );
+    let names: Vec<&str> = c.plan.sources.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["t", "u"]);
+    assert!(
+        c.plan.strategy.starts_with("full: a nested EXISTS/IN"),
+        "{}",
+        c.plan.strategy
+    );
+}
+
+fn aggregate(q: &str, ncols: usize) -> Aggregate {
+    match compiled(q, ncols).plan.body {
+        Body::Aggregate(a) => a,
+        other => panic!("not an aggregate: {other:?}"),
+    }
+}
+
+#[test]
+fn sum_and_avg_of_one_argument_share_their_state() {
+    let a = aggregate(
+        "SELECT g, SUM(v) AS s, AVG(v) AS a, AVG(k) AS b, COUNT(v) AS n FROM t GROUP BY g",
+        5,
+    );
+    assert_eq!(a.aggs.len(), 4);
+    let slots: Vec<usize> = a.state_fns().map(|f| f.slot).collect();
+    assert_eq!(slots, [1, 2, 3], "SUM(v) and AVG(v) share slot 1");
+    assert!(a.output[1].contains("s_1") && a.output[2].contains("s_1"));
+    assert!(a.output[3].contains("s_2"));
+}
+
+#[test]
+fn aggregates_are_rewritten_over_state_columns() {
+    let a = aggregate(
+        "SELECT g, SUM(v) + COUNT(*) AS x, MIN(v) FROM t GROUP BY g HAVING SUM(v) > 2",
+        3,
+    );
+    assert_eq!(a.groups, 1);
+    let select: Vec<&Expr> = a.input.select.iter().map(UserExpr::ast).collect();
+    assert!(
+        matches!(select[..], [Expr::Identifier(g), Expr::Identifier(v)] if g.value == "g" && v.value == "v")
+    );
+    assert_eq!(
+        a.aggs.len(),
+        3,
+        "SUM(v) in HAVING reuses the select list's slot"
+    );
+    assert_eq!(a.output[0], "CAST(_g1 AS INTEGER) AS \"col1\"");
+    assert_eq!(
+        a.output[1],
+        r#"CAST((CASE WHEN "n_1" = 0 THEN NULL ELSE "s_1" END) + "_mv_count" AS INTEGER) AS "col2""#
+    );
+    assert_eq!(
+        a.having.as_ref().map(UserExpr::to_string).as_deref(),
+        Some(r#"(CASE WHEN "n_1" = 0 THEN NULL ELSE "s_1" END) > 2"#)
+    );
+}
+
+#[test]
+fn star_expands_against_every_join_input() {
+    let c = compiled("SELECT * FROM t JOIN u ON t.k = u.k", 5);
+    let Body::Bag {
+        rel: Rel::Block(b), ..
+    } = &c.plan.body
+    else {
+        panic!("not a bag")
+    };
+    let columns: Vec<Vec<&str>> = b
+        .select
+        .iter()
+        .map(|e| match e.ast() {
+            Expr::CompoundIdentifier(parts) => parts.iter().map(|p| p.value.as_str()).collect(),
+            other => panic!("not a column: {other}"),
+        })
+        .collect();
+    let want = [["t", "k"], ["t", "g"], ["t", "v"], ["u", "k"], ["u", "w"]];
+    assert_eq!(columns, want);
+    let Some(Expr::Nested(on)) = b.filter.as_ref().map(UserExpr::ast) else {
+        panic!("the ON predicate is the filter: {:?}", b.filter);
+    };
+    assert!(matches!(
+        on.as_ref(),
+        Expr::BinaryOp {
+            op: sqlparser::ast::BinaryOperator::Eq,
+            ..
+        }
+    ));
+}
