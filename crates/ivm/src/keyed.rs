@@ -9,6 +9,7 @@
 use sqlparser::ast::{visit_expressions, BinaryOperator, Expr, InTarget};
 use std::ops::ControlFlow;
 
+use super::plan::{Item, ItemFrom, Source};
 use super::term::{where_sql, Term};
 
 /// One side of the predicate: its alias (as the plan quotes it) and its columns (for
@@ -239,6 +240,18 @@ pub fn join_changed(keys: &Keys, p_from: &str, o_cur: &str, dq: &[Term], tag: u6
         ),
         now: format!("coalesce({n}._mv_kn, 0)"),
         delta: format!("{d}._mv_kd"),
+    }
+}
+
+/// A leaf as one side of a join predicate (a table's columns let unqualified names be placed).
+pub fn side<'a>(sources: &'a [Source], item: &'a Item) -> Side<'a> {
+    Side {
+        alias: &item.alias,
+        columns: match &item.from {
+            ItemFrom::Source(i) => Some(&sources[*i].columns),
+            ItemFrom::Sub(rel) => Some(super::plan::rel_names(rel)),
+            ItemFrom::Tree(_) => None,
+        },
     }
 }
 

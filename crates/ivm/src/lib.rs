@@ -28,6 +28,7 @@ pub mod plan;
 pub mod policy;
 mod program;
 mod refresh;
+mod restricted;
 mod semi;
 mod set_ops;
 mod term;

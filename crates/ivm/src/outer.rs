@@ -17,8 +17,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::keyed;
+use super::keyed::{self, side};
 use super::plan::{rel_cur, Item, ItemFrom, Source};
+use super::restricted::restricted_count;
 use super::term::{delta_sum_query, fresh, item_cur, item_delta, Term};
 use super::user_expr::UserExpr;
 
@@ -168,66 +169,101 @@ fn padded_part(
 ) -> Vec<Term> {
     let dp = tree_delta(sources, p, changed);
     let dq = tree_delta(sources, o, changed);
-    let (pc, oc, oe) = (
-        tree_cur(sources, p),
-        tree_cur(sources, o),
-        tree_empty(sources, o),
-    );
-    let count_now = format!("SELECT count(*) AS n FROM {oc} WHERE {on}");
-    let mut out = Vec::new();
+    let oe = tree_empty(sources, o);
     // ΔP · t_old: changed rows of p that had no match before the change.
-    let unmatched_before = if dq.is_empty() {
-        format!("(NOT EXISTS (SELECT 1 FROM {oc} WHERE {on}))")
-    } else {
-        // Counted only over the rows of `o` matching a changed row of `p` (when both are single
-        // tables and `p` has one delta term), not grouped over all of `o`.
-        let count = match (leaves(p, o), dp.as_slice()) {
-            (Some((pl, ol)), [a]) if a.conds.is_empty() => restricted_count(
-                &oc,
-                &ol.alias,
-                &format!("(SELECT * FROM {}) AS {}", a.from, pl.alias),
-                on,
-            ),
-            _ => count_now.clone(),
-        };
-        format!("(({count}) = ({}))", delta_sum_query(&dq, on, "d"))
-    };
-    for a in &dp {
-        let mut conds = a.conds.clone();
-        conds.push(unmatched_before.clone());
-        out.push(Term {
-            from: format!("({} LEFT JOIN {oe} ON FALSE)", a.from),
-            conds,
-            mult: a.mult.clone(),
-        });
-    }
+    let unmatched = unmatched_before(sources, p, o, on, &dp, &dq);
+    let mut out: Vec<Term> = dp
+        .iter()
+        .map(|a| {
+            let mut conds = a.conds.clone();
+            conds.push(unmatched.clone());
+            Term {
+                from: format!("({} LEFT JOIN {oe} ON FALSE)", a.from),
+                conds,
+                mult: a.mult.clone(),
+            }
+        })
+        .collect();
     if dq.is_empty() {
         return out;
     }
-    // P_now · (t_now − t_old): only rows matching a changed row of o can cross zero; a single
-    // delta term lets a semi join pick them before any count is taken.
-    let k = fresh(&format!("{pc}|{oc}|{on}"));
-    if let Some(keys) = leaves(p, o)
-        .and_then(|(pl, ol)| keyed::split(on.ast(), &side(sources, pl), &side(sources, ol), false))
-    {
-        // An equi-join: counts per changed key, no correlated count per row.
-        let j = keyed::join_changed(&keys, &pc, &oc, &dq, k);
-        let now = &j.now;
-        out.push(Term {
-            from: format!("({} LEFT JOIN {oe} ON FALSE)", j.from),
-            conds: vec![format!("(({now} = 0) <> ({now} - {} = 0))", j.delta)],
-            mult: vec![format!("CASE WHEN {now} = 0 THEN 1 ELSE -1 END")],
-        });
-        return out;
+    // P_now · (t_now − t_old): only rows matching a changed row of o can cross zero.
+    let flips = flips_by_key(sources, p, o, on, &dq)
+        .unwrap_or_else(|| flips_per_row(sources, p, o, on, &dq));
+    out.push(Term {
+        from: format!("({} LEFT JOIN {oe} ON FALSE)", flips.from),
+        ..flips
+    });
+    out
+}
+
+fn count_sql(oc: &str, on: &UserExpr) -> String {
+    format!("SELECT count(*) AS n FROM {oc} WHERE {on}")
+}
+
+/// Whether a row of `p` had no match in `o` before the change.
+fn unmatched_before(
+    sources: &[Source],
+    p: &Tree,
+    o: &Tree,
+    on: &UserExpr,
+    dp: &[Term],
+    dq: &[Term],
+) -> String {
+    let oc = tree_cur(sources, o);
+    if dq.is_empty() {
+        return format!("(NOT EXISTS (SELECT 1 FROM {oc} WHERE {on}))");
     }
+    // Counted only over the rows of `o` matching a changed row of `p` (when both are single
+    // tables and `p` has one delta term), not grouped over all of `o`.
+    let count = match (leaves(p, o), dp) {
+        (Some((pl, ol)), [a]) if a.conds.is_empty() => restricted_count(
+            &oc,
+            &ol.alias,
+            &format!("(SELECT * FROM {}) AS {}", a.from, pl.alias),
+            on,
+        ),
+        _ => count_sql(&oc, on),
+    };
+    format!("(({count}) = ({}))", delta_sum_query(dq, on, "d"))
+}
+
+/// The rows of `p` whose "no match" flips, from counts per changed key of an equi-join (no
+/// correlated count per row); None when the predicate is not keyed. The term's FROM is not
+/// padded yet.
+fn flips_by_key(
+    sources: &[Source],
+    p: &Tree,
+    o: &Tree,
+    on: &UserExpr,
+    dq: &[Term],
+) -> Option<Term> {
+    let (pl, ol) = leaves(p, o)?;
+    let keys = keyed::split(on.ast(), &side(sources, pl), &side(sources, ol), false)?;
+    let (pc, oc) = (tree_cur(sources, p), tree_cur(sources, o));
+    let k = fresh(&format!("{pc}|{oc}|{on}"));
+    let j = keyed::join_changed(&keys, &pc, &oc, dq, k);
+    let now = &j.now;
+    Some(Term {
+        from: j.from.clone(),
+        conds: vec![format!("(({now} = 0) <> ({now} - {} = 0))", j.delta)],
+        mult: vec![format!("CASE WHEN {now} = 0 THEN 1 ELSE -1 END")],
+    })
+}
+
+/// The rows of `p` whose "no match" flips, from a count per candidate row (the rows matching a
+/// changed row of `o`). The term's FROM is not padded yet.
+fn flips_per_row(sources: &[Source], p: &Tree, o: &Tree, on: &UserExpr, dq: &[Term]) -> Term {
+    let (pc, oc) = (tree_cur(sources, p), tree_cur(sources, o));
+    let k = fresh(&format!("{pc}|{oc}|{on}"));
     let (n, d) = (format!("_mv_n{k}"), format!("_mv_d{k}"));
     let mut conds = Vec::new();
     // With one delta term and a single preserved table, the candidates can also be named as a
     // subquery under the table's alias, and the rows of `o` counted for them restricted to those
     // matching some candidate: the count then reads only the affected part of `o` instead of
     // grouping all of it (DuckDB decorrelates the LATERAL count into a GROUP BY over `o`).
-    let mut count_now = count_now;
-    if let (Some((pl, ol)), [b]) = (leaves(p, o), dq.as_slice()) {
+    let mut count_now = count_sql(&oc, on);
+    if let (Some((pl, ol)), [b]) = (leaves(p, o), dq) {
         if b.conds.is_empty() {
             let cand = format!(
                 "(SELECT * FROM {pc} SEMI JOIN {} ON {on}) AS {}",
@@ -236,7 +272,7 @@ fn padded_part(
             count_now = restricted_count(&oc, &ol.alias, &cand, on);
         }
     }
-    let candidates = match dq.as_slice() {
+    let candidates = match dq {
         [b] if b.conds.is_empty() => format!("({pc} SEMI JOIN {} ON {on})", b.from),
         _ => {
             let any: Vec<String> = dq
@@ -258,27 +294,13 @@ fn padded_part(
     conds.push(format!(
         "(CASE WHEN {n}.n = 0 THEN {d}.d <> 0 ELSE {n}.n = {d}.d END)"
     ));
-    out.push(Term {
+    Term {
         from: format!(
-            "(({candidates} CROSS JOIN LATERAL ({count_now}) AS {n} CROSS JOIN LATERAL ({}) AS {d}) \
-             LEFT JOIN {oe} ON FALSE)",
-            delta_sum_query(&dq, on, "d")
+            "({candidates} CROSS JOIN LATERAL ({count_now}) AS {n} CROSS JOIN LATERAL ({}) AS {d})",
+            delta_sum_query(dq, on, "d")
         ),
         conds,
         mult: vec![format!("CASE WHEN {n}.n = 0 THEN 1 ELSE -1 END")],
-    });
-    out
-}
-
-/// A leaf as one side of a join predicate (a table's columns let unqualified names be placed).
-pub fn side<'a>(sources: &'a [Source], item: &'a Item) -> keyed::Side<'a> {
-    keyed::Side {
-        alias: &item.alias,
-        columns: match &item.from {
-            ItemFrom::Source(i) => Some(&sources[*i].columns),
-            ItemFrom::Sub(rel) => Some(super::plan::rel_names(rel)),
-            ItemFrom::Tree(_) => None,
-        },
     }
 }
 
@@ -292,15 +314,4 @@ fn leaves<'a>(p: &'a Tree, o: &'a Tree) -> Option<(&'a Item, &'a Item)> {
         }
         _ => None,
     }
-}
-
-/// `SELECT count(*) AS n FROM o WHERE on` (correlated to a row of the preserved side), reading
-/// only the rows of `o` that satisfy `on` with some row of `candidates` (a FROM item under the
-/// preserved side's alias, so `on` binds to it inside the restriction). Every row the count can
-/// see for a candidate is among them, so the count is unchanged for candidates.
-pub fn restricted_count(o_cur: &str, o_alias: &str, candidates: &str, on: &UserExpr) -> String {
-    format!(
-        "SELECT count(*) AS n FROM (SELECT {o_alias}.* FROM {o_cur} SEMI JOIN {candidates} ON {on}) \
-         AS {o_alias} WHERE {on}"
-    )
 }

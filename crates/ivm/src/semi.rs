@@ -11,13 +11,18 @@
 //! net count of matching delta rows, so left and right changes in one batch are counted once;
 //! the second term only visits rows of L that match a changed right row. Duplicated left rows
 //! stay duplicated: every term works row by row.
+//!
+//! How the second term finds its rows and their counts is a strategy: `by_key` groups the
+//! change by join key when one equi-join test changed, `per_row` counts per candidate row
+//! otherwise (restricted to the candidates' matches where that is safe, see `restricted`).
 
 use serde::{Deserialize, Serialize};
 
-use super::keyed;
-use super::outer::{restricted_count, side};
-use super::plan::{Item, ItemFrom, Source};
-use super::term::{delta_sum_query, fresh, items_cur, items_delta, Term};
+mod by_key;
+mod per_row;
+
+use super::plan::{Item, Source};
+use super::term::{delta_sum_query, items_cur, items_delta, Term};
 use super::user_expr::{hole, rendered, Hole, UserExpr};
 
 /// One existence filter: `[NOT] EXISTS (SELECT 1 FROM items WHERE filter)`, the filter holding
@@ -68,7 +73,7 @@ pub fn guard_cur(sources: &[Source], g: &Guard) -> String {
 }
 
 /// The change of `σ_{filter ∧ exists… ∧ guards…}(items)`. A top-level existence filter is a
-/// guard whose template is its placeholder alone.
+/// guard whose template is its hole alone.
 pub fn block_terms(
     sources: &[Source],
     items: &[Item],
@@ -86,50 +91,11 @@ pub fn block_terms(
     if top.is_empty() && guards.is_empty() {
         return base;
     }
-    // Every existence test in one list; each guard names its tests by position in it.
-    let mut exists: Vec<&Exists> = Vec::new();
-    let mut shapes: Vec<(UserExpr, Vec<usize>)> = Vec::new();
-    for e in top {
-        exists.push(e);
-        shapes.push((UserExpr::new(hole(Hole::Test, 0)), vec![exists.len() - 1]));
-    }
-    for g in guards {
-        let first = exists.len();
-        exists.extend(g.exists.iter());
-        shapes.push((g.template.clone(), (first..exists.len()).collect()));
-    }
-    let guard_sql = |(template, members): &(UserExpr, Vec<usize>),
-                     value: &dyn Fn(usize) -> String| {
-        fill(template, |j| value(members[j]))
-    };
-    let right: Vec<Vec<Term>> = exists
-        .iter()
-        .map(|e| items_delta(sources, &e.items, changed))
-        .collect();
-    let count_now = |e: &Exists| {
-        format!(
-            "SELECT count(*) AS n FROM {} WHERE {}",
-            items_cur(sources, &e.items),
-            e.filter
-        )
-    };
+    let tests = Tests::new(sources, top, guards, changed);
     // ΔL · t_old: each test as it held before the change.
-    let held_before = |i: usize| -> String {
-        let e = exists[i];
-        if right[i].is_empty() {
-            cond_cur(sources, e)
-        } else {
-            holds(
-                e,
-                &format!(
-                    "({}) - ({})",
-                    count_now(e),
-                    delta_sum_query(&right[i], &e.filter, "d")
-                ),
-            )
-        }
-    };
-    let old: Vec<String> = shapes.iter().map(|g| guard_sql(g, &held_before)).collect();
+    let old: Vec<String> = (0..tests.guards.len())
+        .map(|g| tests.guard_sql(g, &|i| tests.held_before(i)))
+        .collect();
     let mut out: Vec<Term> = base
         .into_iter()
         .map(|mut t| {
@@ -138,146 +104,206 @@ pub fn block_terms(
         })
         .collect();
     // L_now · (t_now − t_old), over rows matching some changed right row.
-    let moved: Vec<usize> = (0..exists.len())
-        .filter(|i| !right[*i].is_empty())
-        .collect();
+    let moved = tests.moved();
     if moved.is_empty() {
         return out;
     }
     let mut conds: Vec<String> = filter.map(|f| vec![f.to_string()]).unwrap_or_default();
-    let cur = |i: usize| cond_cur(sources, exists[i]);
-    let guard_moved = |g: &(UserExpr, Vec<usize>)| g.1.iter().any(|i| !right[*i].is_empty());
-    for g in &shapes {
-        if !guard_moved(g) {
-            conds.push(guard_sql(g, &cur));
+    for g in 0..tests.guards.len() {
+        if !tests.guard_moved(g) {
+            conds.push(tests.guard_sql(g, &|i| tests.cur(i)));
         }
     }
-    // One left item and one changed equi-join filter standing alone (a top-level test, not
-    // inside a guard) on one right item: counts per changed key.
-    let alone = |i: usize| i < top.len();
-    if let ([i], [it]) = (moved.as_slice(), items) {
-        let e = exists[*i];
-        if let Some(keys) = match (&it.from, e.items.as_slice()) {
-            (ItemFrom::Tree(_), _) => None,
-            (_, [r]) if alone(*i) && !matches!(r.from, ItemFrom::Tree(_)) => {
-                keyed::split(e.filter.ast(), &side(sources, it), &side(sources, r), true)
-            }
-            _ => None,
-        } {
-            let cur = items_cur(sources, items);
-            let k = fresh(&format!("{i}|{}|{cur}", e.filter));
-            let j = keyed::join_changed(&keys, &cur, &items_cur(sources, &e.items), &right[*i], k);
-            let now = holds(e, &j.now);
-            let before = holds(e, &format!("{} - {}", j.now, j.delta));
-            conds.push(format!("(({now}) <> ({before}))"));
-            out.push(Term {
-                from: j.from,
-                conds,
-                mult: vec![format!("CASE WHEN {now} THEN 1 ELSE -1 END")],
-            });
-            return out;
-        }
-    }
-    let mut from = items_cur(sources, items);
-    // The candidates as one FROM item under the left table's alias, when they can be named so.
-    let mut candidates = None;
-    // Per changed filter: a left row is a candidate when one of the right
-    // side's change terms matches it.
-    let touched = |i: usize| -> Vec<String> {
-        right[i]
-            .iter()
-            .map(|d| {
-                let mut c = d.conds.clone();
-                c.push(exists[i].filter.to_string());
-                format!(
-                    "EXISTS (SELECT 1 FROM {} WHERE {})",
-                    d.from,
-                    c.join(" AND ")
-                )
-            })
-            .collect()
-    };
-    match (moved.as_slice(), items) {
-        // One left table, one changed filter: the candidates are picked before the counts are
-        // taken (inside a subquery, so the filter's names resolve as the user wrote them).
-        ([i], [it]) if !matches!(it.from, ItemFrom::Tree(_)) => {
-            let any = touched(*i);
-            from = format!(
-                "(SELECT * FROM {from} WHERE {}) AS {}",
-                any.join(" OR "),
-                it.alias
-            );
-            if let ItemFrom::Source(src) = it.from {
-                candidates = Some((it.alias.clone(), src, from.clone()));
-            }
-        }
-        _ => {
-            let any: Vec<String> = moved.iter().flat_map(|i| touched(*i)).collect();
-            conds.push(format!("({})", any.join(" OR ")));
-        }
-    }
-    // Each changed test's count now (`n`) and net change (`d`) per candidate row.
-    let mut counts: Vec<Option<(String, String)>> = vec![None; exists.len()];
-    for i in &moved {
-        let e = exists[*i];
-        let k = fresh(&format!("{i}|{}|{}", e.filter, from));
-        let (n, d) = (format!("_mv_n{k}"), format!("_mv_d{k}"));
-        // A single right table is counted only over its rows matching some candidate (see
-        // `outer::restricted_count`): DuckDB would otherwise group all of it by the correlation.
-        // The restriction evaluates the filter with both tables in one scope, where the
-        // subquery's own table came first: only safe when no unqualified name can change table.
-        let count = match (&candidates, e.items.as_slice()) {
-            (Some((alias, l, cand)), [r]) if same_scope_safe(sources, alias, *l, r) => {
-                restricted_count(&items_cur(sources, &e.items), &r.alias, cand, &e.filter)
-            }
-            _ => count_now(e),
-        };
-        from.push_str(&format!(
-            ", LATERAL ({}) AS {n}, LATERAL ({}) AS {d}",
-            count,
-            delta_sum_query(&right[*i], &e.filter, "d")
-        ));
-        counts[*i] = Some((n, d));
-    }
-    let now_of = |i: usize| match &counts[i] {
-        Some((n, _)) => holds(exists[i], &format!("{n}.n")),
-        None => cur(i),
-    };
-    let before_of = |i: usize| match &counts[i] {
-        Some((n, d)) => holds(exists[i], &format!("{n}.n - {d}.d")),
-        None => cur(i),
-    };
-    let changed_guards: Vec<&(UserExpr, Vec<usize>)> =
-        shapes.iter().filter(|g| guard_moved(g)).collect();
-    let now: Vec<String> = changed_guards
-        .iter()
-        .map(|g| guard_sql(g, &now_of))
-        .collect();
-    let before: Vec<String> = changed_guards
-        .iter()
-        .map(|g| guard_sql(g, &before_of))
-        .collect();
-    let (now, before) = (now.join(" AND "), before.join(" AND "));
-    conds.push(format!("(({now}) <> ({before}))"));
-    out.push(Term {
-        from,
-        conds,
-        mult: vec![format!("CASE WHEN {now} THEN 1 ELSE -1 END")],
-    });
+    let flips = by_key::term(&tests, items, &moved, &conds)
+        .unwrap_or_else(|| per_row::term(&tests, items, &moved, conds));
+    out.push(flips);
     out
 }
 
-/// Whether the left table `l` (under `alias`) and the right item `r` can share one scope
-/// without a name binding differently: distinct aliases, and no column name in common.
-fn same_scope_safe(sources: &[Source], alias: &str, l: usize, r: &Item) -> bool {
-    let ItemFrom::Source(ri) = r.from else {
-        return false;
-    };
-    !r.alias.eq_ignore_ascii_case(alias)
-        && !sources[l].columns.iter().any(|c| {
-            sources[ri]
-                .columns
-                .iter()
-                .any(|d| d.eq_ignore_ascii_case(c))
-        })
+/// A block's existence tests in one list, each guard's template over positions in it, and the
+/// change of each test's relation.
+struct Tests<'a> {
+    sources: &'a [Source],
+    exists: Vec<&'a Exists>,
+    /// Each guard: its template and the positions of its tests.
+    guards: Vec<(UserExpr, Vec<usize>)>,
+    /// The top-level tests, which stand alone, come first: this many.
+    alone: usize,
+    right: Vec<Vec<Term>>,
+}
+
+impl<'a> Tests<'a> {
+    fn new(
+        sources: &'a [Source],
+        top: &'a [Exists],
+        guards: &'a [Guard],
+        changed: &[bool],
+    ) -> Self {
+        let mut exists: Vec<&Exists> = Vec::new();
+        let mut shapes = Vec::new();
+        for e in top {
+            exists.push(e);
+            shapes.push((UserExpr::new(hole(Hole::Test, 0)), vec![exists.len() - 1]));
+        }
+        for g in guards {
+            let first = exists.len();
+            exists.extend(g.exists.iter());
+            shapes.push((g.template.clone(), (first..exists.len()).collect()));
+        }
+        let right = exists
+            .iter()
+            .map(|e| items_delta(sources, &e.items, changed))
+            .collect();
+        Tests {
+            sources,
+            exists,
+            guards: shapes,
+            alone: top.len(),
+            right,
+        }
+    }
+
+    /// Guard `g` with its tests' values from `value` (by position in the whole list).
+    fn guard_sql(&self, g: usize, value: &dyn Fn(usize) -> String) -> String {
+        let (template, members) = &self.guards[g];
+        fill(template, |j| value(members[j]))
+    }
+
+    /// The tests whose relation changed.
+    fn moved(&self) -> Vec<usize> {
+        (0..self.exists.len())
+            .filter(|i| !self.right[*i].is_empty())
+            .collect()
+    }
+
+    fn guard_moved(&self, g: usize) -> bool {
+        self.guards[g].1.iter().any(|i| !self.right[*i].is_empty())
+    }
+
+    /// Test `i` over current data.
+    fn cur(&self, i: usize) -> String {
+        cond_cur(self.sources, self.exists[i])
+    }
+
+    /// Test `i`'s match count now, correlated to the outer row.
+    fn count_now(&self, i: usize) -> String {
+        let e = self.exists[i];
+        format!(
+            "SELECT count(*) AS n FROM {} WHERE {}",
+            items_cur(self.sources, &e.items),
+            e.filter
+        )
+    }
+
+    /// Test `i` as it held before the change: the count now minus the net change of matches.
+    fn held_before(&self, i: usize) -> String {
+        let e = self.exists[i];
+        if self.right[i].is_empty() {
+            return self.cur(i);
+        }
+        let before = format!(
+            "({}) - ({})",
+            self.count_now(i),
+            delta_sum_query(&self.right[i], &e.filter, "d")
+        );
+        holds(e, &before)
+    }
+}
+
+/// The change of rows whose guards went from `before` to `now`: a condition keeping the rows
+/// that flipped, and their sign (+1 entering, −1 leaving).
+fn flipped(now: &str, before: &str) -> (String, String) {
+    (
+        format!("(({now}) <> ({before}))"),
+        format!("CASE WHEN {now} THEN 1 ELSE -1 END"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{ItemFrom, SourceKind};
+
+    fn source(name: &str, columns: &[&str]) -> Source {
+        Source {
+            catalog: None,
+            schema: "main".into(),
+            name: name.into(),
+            kind: SourceKind::Table,
+            view_id: None,
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            relation: format!("\"main\".\"{name}\""),
+            delta: Some(format!("_duckmv.d_1_{name}")),
+            log: None,
+        }
+    }
+
+    fn item(alias: &str, source: usize) -> Item {
+        Item {
+            alias: format!("\"{alias}\""),
+            from: ItemFrom::Source(source),
+        }
+    }
+
+    /// The terms of `a WHERE [NOT] EXISTS (SELECT 1 FROM b WHERE pred)` when only b changed.
+    fn terms(pred: &str, b_columns: &[&str], anti: bool) -> Vec<Term> {
+        let sources = [source("a", &["k", "v"]), source("b", b_columns)];
+        let test = Exists {
+            items: vec![item("b", 1)],
+            filter: UserExpr::new(crate::user_expr::parse(pred).unwrap()),
+            anti,
+        };
+        block_terms(
+            &sources,
+            &[item("a", 0)],
+            None,
+            &[test],
+            &[],
+            &[false, true],
+        )
+    }
+
+    #[test]
+    fn an_equi_join_test_is_counted_by_key() {
+        let t = terms("b.k = a.k AND b.w > 1", &["k", "w"], false);
+        assert_eq!(t.len(), 1, "only the flips of a: it did not change itself");
+        assert!(t[0].from.contains("_mv_dk") && !t[0].from.contains("LATERAL"));
+        assert_eq!(t[0].mult.len(), 1);
+    }
+
+    #[test]
+    fn other_tests_count_per_candidate_row_restricted_when_names_cannot_move() {
+        // No column in common: the count reads only the rows matching a candidate.
+        let t = terms("b.x < a.v", &["x"], true);
+        assert_eq!(t.len(), 1);
+        assert!(t[0].from.contains("LATERAL"), "{}", t[0].from);
+        assert!(t[0].from.contains("SEMI JOIN"), "{}", t[0].from);
+        // `k` in both tables: one scope would rebind it, so the plain correlated count.
+        let t = terms("b.k < a.v", &["k"], true);
+        assert!(t[0].from.contains("LATERAL") && !t[0].from.contains("SEMI JOIN"));
+    }
+
+    #[test]
+    fn a_change_on_the_left_only_keeps_the_tests_as_they_are() {
+        let sources = [source("a", &["k", "v"]), source("b", &["k"])];
+        let test = Exists {
+            items: vec![item("b", 1)],
+            filter: UserExpr::new(crate::user_expr::parse("b.k = a.k").unwrap()),
+            anti: false,
+        };
+        let t = block_terms(
+            &sources,
+            &[item("a", 0)],
+            None,
+            &[test],
+            &[],
+            &[true, false],
+        );
+        assert_eq!(t.len(), 1, "ΔL · t_old alone");
+        assert!(t[0].from.contains("d_1_a"));
+        assert!(t[0]
+            .conds
+            .iter()
+            .any(|c| c.contains("EXISTS (SELECT 1 FROM \"main\".\"b\"")));
+    }
 }

@@ -1,0 +1,51 @@
+//! The flips of one changed test, counted per join key: when the only changed test stands
+//! alone, reads one table or subquery, and its filter is equalities between the two sides
+//! plus conditions on its own side, a row's match count depends only on its key. The change
+//! is grouped by key (a few rows), the test's relation is counted for those keys only, and the
+//! result is joined to the block's one item by key (see `keyed`).
+
+use super::super::keyed::{self, side};
+use super::super::plan::{Item, ItemFrom};
+use super::super::term::{fresh, items_cur, Term};
+use super::{flipped, holds, Tests};
+
+/// The term of the rows whose test flips, or None when the shape is not keyed.
+pub(super) fn term(
+    tests: &Tests,
+    items: &[Item],
+    moved: &[usize],
+    conds: &[String],
+) -> Option<Term> {
+    let ([i], [it]) = (moved, items) else {
+        return None;
+    };
+    let e = tests.exists[*i];
+    let [r] = e.items.as_slice() else {
+        return None;
+    };
+    let trees = matches!(it.from, ItemFrom::Tree(_)) || matches!(r.from, ItemFrom::Tree(_));
+    if trees || *i >= tests.alone {
+        return None;
+    }
+    let sources = tests.sources;
+    let keys = keyed::split(e.filter.ast(), &side(sources, it), &side(sources, r), true)?;
+    let cur = items_cur(sources, items);
+    let k = fresh(&format!("{i}|{}|{cur}", e.filter));
+    let j = keyed::join_changed(
+        &keys,
+        &cur,
+        &items_cur(sources, &e.items),
+        &tests.right[*i],
+        k,
+    );
+    let now = holds(e, &j.now);
+    let before = holds(e, &format!("{} - {}", j.now, j.delta));
+    let (flip, sign) = flipped(&now, &before);
+    let mut conds = conds.to_vec();
+    conds.push(flip);
+    Some(Term {
+        from: j.from,
+        conds,
+        mult: vec![sign],
+    })
+}
