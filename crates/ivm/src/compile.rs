@@ -16,6 +16,7 @@ use sqlparser::ast::{Expr, ObjectName, ObjectNamePart, Query, Visit, Visitor};
 
 mod aggregate;
 mod column_lists;
+mod existence;
 mod filter;
 mod from;
 mod joins;

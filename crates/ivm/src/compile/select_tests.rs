@@ -13,7 +13,7 @@ use sqlparser::ast::{
 
 use super::super::plan::{Block, Rel};
 use super::super::user_expr::{hole, Hole};
-use super::joins::existence;
+use super::existence::existence;
 use super::{full, Analyzer, Scope, R};
 
 /// Tests beyond this many would multiply the copies (3^n) past what is worth maintaining.
