@@ -25,9 +25,9 @@ mod resolve;
 mod select_tests;
 mod subagg;
 mod support;
+mod whole_call;
 
-use super::agg;
-use super::plan::{Body, Item, ItemFrom, Plan, Source};
+use super::plan::{AggFn, Body, Item, ItemFrom, Plan, Source};
 use super::semi::{Exists, Guard};
 use super::user_expr::UserExpr;
 use super::{IvmError, Sql};
@@ -281,10 +281,8 @@ impl<'a> Analyzer<'a> {
                 distinct: false, ..
             } => "projection".to_string(),
             Body::Aggregate(a) => {
-                let mut names: Vec<&str> = a.aggs.iter().map(|f| agg::of(f).name()).collect();
-                names.dedup();
-                let names: BTreeSet<&str> = names.into_iter().collect();
-                let names: Vec<&str> = names.into_iter().collect();
+                let names: BTreeSet<String> = a.aggs.iter().map(AggFn::label).collect();
+                let names: Vec<String> = names.into_iter().collect();
                 format!("aggregate({})", names.join(","))
             }
         };

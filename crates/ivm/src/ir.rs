@@ -44,6 +44,8 @@ pub enum Expr {
     },
     /// `CAST(e AS BIGINT)`: the only cast the engine's own state needs.
     BigInt(Box<Expr>),
+    /// An expression of the user's, as the compiler kept it (an aggregate call kept whole).
+    User(Box<ast::Expr>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,6 +187,7 @@ impl Expr {
                     .collect(),
                 else_result: Some(Box::new(otherwise.to_ast())),
             },
+            Expr::User(e) => (**e).clone(),
             Expr::BigInt(e) => ast::Expr::Cast {
                 kind: CastKind::Cast,
                 expr: Box::new(e.to_ast()),

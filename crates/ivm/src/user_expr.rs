@@ -105,6 +105,8 @@ pub enum Hole {
     /// The value of the `i`th aggregate of an aggregate query, until the compiler puts its
     /// expression over the state columns there (never stored).
     Aggregate,
+    /// Input column `_a<i+1>` of an aggregate, in a call kept whole (`agg::whole`).
+    Input,
 }
 
 impl Hole {
@@ -113,6 +115,7 @@ impl Hole {
             Hole::Test => "__mv_ex_",
             Hole::SelectTest => "__mv_sel_",
             Hole::Aggregate => "__mv_agg_",
+            Hole::Input => "__mv_in_",
         }
     }
 }

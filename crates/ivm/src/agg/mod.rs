@@ -8,7 +8,8 @@
 //! state after minus the change's is invertible: only those can be read as a relation
 //! (`plan::SubAgg`), whose old rows are taken back.
 //!
-//! A new aggregate is a file here, one arm in [`of`] and one row in [`SUPPORTED`]. The state
+//! A new aggregate is a file here, one arm in [`of`] and one row in [`SUPPORTED`]. An aggregate
+//! without one is maintained by `whole`, which recomputes the groups a change touches. The state
 //! column names are an aggregate's own (each prefixed by a letter and its slot); the storage
 //! and work tables of existing views depend on them, so a kind's columns never change.
 
@@ -18,10 +19,12 @@ mod count_star;
 mod distinct;
 mod extreme;
 mod sum;
+mod whole;
 
 use serde::{Deserialize, Serialize};
 
 use crate::ir::Expr;
+use crate::user_expr::UserExpr;
 
 /// The kinds stored in a plan (their names are part of the catalog's JSON).
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +37,8 @@ pub enum AggKind {
     Max,
     BoolAnd,
     BoolOr,
+    /// Any other deterministic aggregate, kept as its whole call (`AggFn::call`).
+    Whole,
 }
 
 /// One aggregate call of a view; its state lives in storage columns named by its aggregator
@@ -47,6 +52,20 @@ pub struct AggFn {
     /// `kind(DISTINCT arg)`.
     #[serde(default)]
     pub distinct: bool,
+    /// For [`AggKind::Whole`]: the call, each column it reads an input-column hole
+    /// ([`crate::user_expr::Hole::Input`]) `j` standing for `_a<j+1>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<UserExpr>,
+}
+
+impl AggFn {
+    /// The name `duckmv.views` shows for it.
+    pub fn label(&self) -> String {
+        match (&self.call, self.call.as_ref().map(UserExpr::ast)) {
+            (Some(_), Some(sqlparser::ast::Expr::Function(f))) => f.name.to_string().to_lowercase(),
+            _ => of(self).name().to_string(),
+        }
+    }
 }
 
 /// A state column of the storage.
@@ -116,6 +135,7 @@ pub fn of(f: &AggFn) -> &'static dyn Aggregator {
         // Whether some or every value is true does not depend on duplicates.
         (AggKind::BoolAnd, _) => &boolean::AND,
         (AggKind::BoolOr, _) => &boolean::OR,
+        (AggKind::Whole, _) => &whole::Whole,
     }
 }
 

@@ -66,6 +66,7 @@ fn scalar(e: &Expr, row: &Row) -> V {
             }
         }
         Expr::CountStar => panic!("count(*) outside an aggregate"),
+        Expr::User(e) => panic!("{e}: the user's SQL is evaluated by DuckDB"),
     }
 }
 
@@ -292,6 +293,7 @@ fn agg(kind: AggKind) -> AggFn {
         arg: (kind != AggKind::CountStar).then(|| "_a1".into()),
         slot: 1,
         distinct: false,
+        call: None,
     }
 }
 

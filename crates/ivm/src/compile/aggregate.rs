@@ -14,8 +14,8 @@ use super::super::ir;
 use super::super::plan::{AggFn, AggKind, Aggregate, Block};
 use super::super::text::ident;
 use super::super::user_expr::{fill_holes, hole, hole_index, Hole, UserExpr};
-use super::support::fn_name;
-use super::{filter, full, select_tests, Analyzer, FnVisitor, Scope, Stop, R};
+use super::support::{aggregate_call, fn_name};
+use super::{filter, full, select_tests, whole_call, Analyzer, FnVisitor, Scope, Stop, R};
 
 /// Aggregates a block refers to, with their state slots and argument columns.
 #[derive(Default)]
@@ -264,21 +264,15 @@ impl StateRewriter<'_, '_> {
     /// maintainable.
     fn aggregate(&mut self, f: &sqlparser::ast::Function) -> Result<usize, String> {
         let name = fn_name(&f.name);
-        let Some((kind, distinct_ok)) = agg::kind_of(&name) else {
-            return Err(format!("aggregate {name}()"));
-        };
-        if !f.within_group.is_empty() || f.null_treatment.is_some() {
-            return Err(format!("{name}() with WITHIN GROUP or IGNORE NULLS"));
-        }
-        let FunctionArguments::List(list) = &f.args else {
-            return Err(format!("aggregate {name}()"));
+        let simple = f.within_group.is_empty() && f.null_treatment.is_none();
+        let (Some((kind, distinct_ok)), FunctionArguments::List(list), true) =
+            (agg::kind_of(&name), &f.args, simple)
+        else {
+            return self.whole(f);
         };
         let distinct = list.duplicate_treatment == Some(DuplicateTreatment::Distinct);
-        if distinct && !distinct_ok {
-            return Err(format!("{name}(DISTINCT ...)"));
-        }
-        if !list.clauses.is_empty() || list.args.len() != 1 {
-            return Err(format!("{name}() with several arguments or ORDER BY"));
+        if (distinct && !distinct_ok) || !list.clauses.is_empty() || list.args.len() != 1 {
+            return self.whole(f);
         }
         let (kind, arg) = match &list.args[0] {
             FunctionArg::Unnamed(FunctionArgExpr::Wildcard) if kind == AggKind::Count => {
@@ -288,7 +282,7 @@ impl StateRewriter<'_, '_> {
                 let mut nested = false;
                 let _ = e.visit(&mut FnVisitor(|x: &Expr| {
                     if let Expr::Function(g) = x {
-                        if self.an.aggregates.contains(&fn_name(&g.name)) {
+                        if aggregate_call(&self.an.aggregates, g) {
                             nested = true;
                         }
                     }
@@ -298,7 +292,7 @@ impl StateRewriter<'_, '_> {
                 }
                 (kind, Some(e.clone()))
             }
-            _ => return Err(format!("aggregate {name}()")),
+            _ => return self.whole(f),
         };
         let (kind, arg) = match &f.filter {
             None => (kind, arg),
@@ -339,8 +333,37 @@ impl StateRewriter<'_, '_> {
                 arg: arg_col,
                 slot,
                 distinct,
+                call: None,
             },
         ));
+        Ok(self.col.aggs.len() - 1)
+    }
+
+    /// A call without a rule of its own, kept whole: its groups are recomputed when touched.
+    fn whole(&mut self, f: &sqlparser::ast::Function) -> Result<usize, String> {
+        let args = &mut self.col.args;
+        let call = whole_call::kept_whole(f, &self.an.aggregates, |c| {
+            let text = c.to_string();
+            args.iter()
+                .position(|x| x.to_string() == text)
+                .unwrap_or_else(|| {
+                    args.push(c);
+                    args.len() - 1
+                })
+        })?;
+        let key = format!("Whole:{call}");
+        if let Some(pos) = self.col.aggs.iter().position(|(k, _)| *k == key) {
+            return Ok(pos);
+        }
+        let slot = self.col.aggs.iter().map(|(_, f)| f.slot).max().unwrap_or(0) + 1;
+        let whole = AggFn {
+            kind: AggKind::Whole,
+            arg: None,
+            slot,
+            distinct: false,
+            call: Some(call),
+        };
+        self.col.aggs.push((key, whole));
         Ok(self.col.aggs.len() - 1)
     }
 }
@@ -349,7 +372,7 @@ impl VisitorMut for StateRewriter<'_, '_> {
     type Break = ();
     fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
         if let Expr::Function(f) = e {
-            if self.an.aggregates.contains(&fn_name(&f.name)) {
+            if aggregate_call(&self.an.aggregates, f) {
                 match self.aggregate(f) {
                     Ok(i) => *e = hole(Hole::Aggregate, i),
                     Err(r) => {

@@ -1,9 +1,12 @@
 //! The support check: which clauses and expressions have no incremental rule. Each refusal
 //! names the construct, and that name is the reason the CREATE notice and `duckmv.views` show.
 
+use std::collections::HashSet;
 use std::ops::ControlFlow;
 
-use sqlparser::ast::{Distinct, Expr, GroupByExpr, ObjectName, Query, Select, Visit, Visitor};
+use sqlparser::ast::{
+    Distinct, Expr, Function, GroupByExpr, ObjectName, Query, Select, Visit, Visitor,
+};
 
 use super::{full, name_parts, Analyzer, R};
 
@@ -77,6 +80,12 @@ impl Analyzer<'_> {
     }
 }
 
+/// Whether a call is an aggregate: a function DuckDB lists as one, or an ordered-set aggregate
+/// (`percentile_cont(0.5) WITHIN GROUP (ORDER BY x)`, which DuckDB rewrites to one).
+pub(super) fn aggregate_call(aggregates: &HashSet<String>, f: &Function) -> bool {
+    !f.within_group.is_empty() || aggregates.contains(&fn_name(&f.name))
+}
+
 pub(super) fn fn_name(n: &ObjectName) -> String {
     name_parts(n)
         .last()
@@ -105,8 +114,7 @@ impl Visitor for AggregateFinder<'_, '_> {
     }
     fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
         if let Expr::Function(f) = e {
-            if self.depth == 0 && f.over.is_none() && self.an.aggregates.contains(&fn_name(&f.name))
-            {
+            if self.depth == 0 && f.over.is_none() && aggregate_call(&self.an.aggregates, f) {
                 self.found = true;
             }
         }
@@ -156,7 +164,7 @@ impl Visitor for ExprCheck<'_, '_> {
                     self.reason = Some(format!("non-deterministic function {name}()"));
                     return ControlFlow::Break(());
                 }
-                if self.an.aggregates.contains(&name) && !self.aggregates_ok {
+                if aggregate_call(&self.an.aggregates, f) && !self.aggregates_ok {
                     self.reason = Some(format!("aggregate {name}() here"));
                     return ControlFlow::Break(());
                 }

@@ -7,6 +7,7 @@ use crate::agg::{self, StateCol};
 use crate::ir::{self, Aliased};
 use crate::term;
 use crate::text::{ident, null_safe_eq};
+use crate::user_expr::Hole;
 
 fn group_cols(a: &Aggregate) -> Vec<String> {
     (1..=a.groups).map(|i| format!("_g{i}")).collect()
@@ -45,7 +46,13 @@ pub(super) fn agg_state_from(sources: &[Source], a: &Aggregate, filter: &str) ->
     cols.push("CAST(COUNT(*) AS BIGINT) AS _mv_count".to_string());
     for f in a.state_fns() {
         let ag = agg::of(f);
-        let arg = f.arg.as_ref().map(|x| ir::col("_mv_i", x));
+        let arg = match &f.call {
+            // A call kept whole reads its columns from the input.
+            Some(call) => Some(ir::Expr::User(Box::new(call.filled(Hole::Input, |j| {
+                ir::col("_mv_i", format!("_a{}", j + 1)).to_ast()
+            })))),
+            None => f.arg.as_ref().map(|x| ir::col("_mv_i", x)),
+        };
         for (c, e) in ag.state(f.slot).iter().zip(ag.rows_state(arg)) {
             cols.push(Aliased(&e, &c.name).to_string());
         }
