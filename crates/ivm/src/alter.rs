@@ -124,10 +124,36 @@ pub fn alter_table(
         drop_all(db, &saved)?;
         db.exec(alter_sql)?;
     }
+    let rebuilt = Rebuilt {
+        renamed,
+        dropped,
+        policies: &policies,
+        cascade,
+    };
+    recreate_all(db, &target, &saved, &rebuilt)
+}
+
+/// What an ALTER that rebuilds the views changed, and how they are put back.
+struct Rebuilt<'a> {
+    renamed: &'a [(String, String)],
+    dropped: &'a [String],
+    /// Each view's refresh policy before the ALTER.
+    policies: &'a std::collections::HashMap<i64, RefreshPolicy>,
+    cascade: bool,
+}
+
+/// Creates the views again, upstream first; one that cannot be fails the ALTER, or with
+/// CASCADE is dropped with the views reading it.
+fn recreate_all(
+    db: &mut dyn Sql,
+    target: &Target,
+    saved: &[ViewRow],
+    r: &Rebuilt,
+) -> Result<Outcome, IvmError> {
     let mut outcome = Outcome::default();
     let mut gone: Vec<i64> = Vec::new();
-    let types = column_types(db, &target)?;
-    for v in &saved {
+    let types = column_types(db, target)?;
+    for v in saved {
         let reads_gone = v
             .plan
             .sources
@@ -136,15 +162,15 @@ pub fn alter_table(
         let result = if reads_gone {
             Err("it reads a materialized view this ALTER drops".to_string())
         } else {
-            recreate(db, &target, v, renamed, dropped, &types)?
+            recreate(db, target, v, r.renamed, r.dropped, &types)?
         };
-        if let (Ok(()), Some(&p)) = (&result, policies.get(&v.id)) {
+        if let (Ok(()), Some(&p)) = (&result, r.policies.get(&v.id)) {
             if p != RefreshPolicy::OnDemand {
                 set_refresh_policy(db, &qualified(&v.schema, &v.name), p)?;
             }
         }
         if let Err(reason) = result {
-            if !cascade {
+            if !r.cascade {
                 return Err(IvmError::AlterBlocked {
                     table: target.name.clone(),
                     view: v.name.clone(),

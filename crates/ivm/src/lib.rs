@@ -136,6 +136,34 @@ pub fn vacuum_logs(
 }
 
 /// `CREATE MATERIALIZED VIEW`.
+/// The query's own column names, the view's (the user's list first), and their types.
+type ViewColumns = (Vec<String>, Vec<String>, Vec<String>);
+
+fn view_columns(
+    db: &mut dyn Sql,
+    query: &str,
+    user: Option<&[String]>,
+) -> Result<ViewColumns, IvmError> {
+    let described = db.query(&format!("DESCRIBE {query}"))?;
+    let field = |i: usize| -> Vec<String> {
+        described
+            .iter()
+            .map(|r| r[i].clone().unwrap_or_default())
+            .collect()
+    };
+    let (query_names, types) = (field(0), field(1));
+    let mut columns = query_names.clone();
+    if let Some(user) = user {
+        if user.len() > columns.len() {
+            return Err(IvmError::Syntax(
+                "too many column names were specified".into(),
+            ));
+        }
+        columns.splice(..user.len(), user.iter().cloned());
+    }
+    Ok((query_names, columns, types))
+}
+
 pub fn create_view(db: &mut dyn Sql, v: &CreateView) -> Result<Outcome, IvmError> {
     bootstrap(db)?;
     let (db_name, schema, name) = split_qualified(&v.name);
@@ -158,24 +186,7 @@ pub fn create_view(db: &mut dyn Sql, v: &CreateView) -> Result<Outcome, IvmError
         return Err(IvmError::AlreadyExists(name));
     }
     let query = v.query.trim().trim_end_matches(';').trim().to_string();
-    let described = db.query(&format!("DESCRIBE {query}"))?;
-    let query_names: Vec<String> = described
-        .iter()
-        .map(|r| r[0].clone().unwrap_or_default())
-        .collect();
-    let mut columns = query_names.clone();
-    let types: Vec<String> = described
-        .iter()
-        .map(|r| r[1].clone().unwrap_or_default())
-        .collect();
-    if let Some(user) = &v.columns {
-        if user.len() > columns.len() {
-            return Err(IvmError::Syntax(
-                "too many column names were specified".into(),
-            ));
-        }
-        columns.splice(..user.len(), user.iter().cloned());
-    }
+    let (query_names, columns, types) = view_columns(db, &query, v.columns.as_deref())?;
     let id = catalog::next_id(db)?;
     let defined = define::define(db, id, &query, &query_names, columns, types)?;
     let compiled = defined.compiled;

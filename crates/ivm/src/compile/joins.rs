@@ -52,6 +52,46 @@ impl Analyzer<'_> {
         Ok((item, cols))
     }
 
+    /// A join's ON predicate (TRUE for a cross join).
+    fn on(&self, op: &JoinOperator) -> R<UserExpr> {
+        match constraint(op) {
+            Some(JoinConstraint::On(e)) => {
+                self.check_expr(e, false)?;
+                Ok(UserExpr::new(Expr::Nested(Box::new(e.clone()))))
+            }
+            Some(JoinConstraint::None) => Ok(UserExpr::always()),
+            Some(JoinConstraint::Natural) => full("NATURAL JOIN"),
+            Some(_) => full("JOIN ... USING"),
+            None => full("this kind of join"),
+        }
+    }
+
+    /// The tree node of an inner or outer join, and whether its sides are swapped (a RIGHT
+    /// join is stored as a LEFT join). `filtered`: a SEMI/ANTI JOIN came before.
+    fn join_kind(&mut self, op: &JoinOperator, filtered: bool) -> R<(Kind, bool)> {
+        let (kind, swapped, feature) = match op {
+            JoinOperator::Join(_) | JoinOperator::Inner(_) | JoinOperator::CrossJoin(_) => {
+                (Kind::Inner, false, "inner join")
+            }
+            JoinOperator::Left(_) | JoinOperator::LeftOuter(_) => (Kind::Left, false, "left join"),
+            // The joins before are the non-preserved side: one joined table, counted and
+            // padded as a whole. A SEMI/ANTI JOIN before would filter the padded rows.
+            JoinOperator::Right(_) | JoinOperator::RightOuter(_) if filtered => {
+                return full("a RIGHT JOIN after a SEMI or ANTI JOIN")
+            }
+            JoinOperator::Right(_) | JoinOperator::RightOuter(_) => {
+                (Kind::Left, true, "right join")
+            }
+            JoinOperator::FullOuter(_) if filtered => {
+                return full("a FULL JOIN after a SEMI or ANTI JOIN")
+            }
+            JoinOperator::FullOuter(_) => (Kind::Full, false, "full join"),
+            _ => return full("this kind of join"),
+        };
+        self.features.insert(feature);
+        Ok((kind, swapped))
+    }
+
     /// A left-deep join chain containing outer or semi/anti joins.
     pub(super) fn chain(
         &mut self,
@@ -64,16 +104,7 @@ impl Analyzer<'_> {
         let mut tree = Tree::Leaf(first);
         let mut filtered = false;
         for j in &twj.joins {
-            let on = match constraint(&j.join_operator) {
-                Some(JoinConstraint::On(e)) => {
-                    self.check_expr(e, false)?;
-                    UserExpr::new(Expr::Nested(Box::new(e.clone())))
-                }
-                Some(JoinConstraint::None) => UserExpr::always(),
-                Some(JoinConstraint::Natural) => return full("NATURAL JOIN"),
-                Some(_) => return full("JOIN ... USING"),
-                None => return full("this kind of join"),
-            };
+            let on = self.on(&j.join_operator)?;
             let semi = match &j.join_operator {
                 JoinOperator::Semi(_) | JoinOperator::LeftSemi(_) => Some(false),
                 JoinOperator::Anti(_) | JoinOperator::LeftAnti(_) => Some(true),
@@ -95,32 +126,11 @@ impl Analyzer<'_> {
             }
             let (item, cols) = self.leaf(&j.relation, scope)?;
             let right = Tree::Leaf(item.clone());
-            let (kind, l, r) = match &j.join_operator {
-                JoinOperator::Join(_) | JoinOperator::Inner(_) | JoinOperator::CrossJoin(_) => {
-                    self.features.insert("inner join");
-                    (Kind::Inner, tree, right)
-                }
-                JoinOperator::Left(_) | JoinOperator::LeftOuter(_) => {
-                    self.features.insert("left join");
-                    (Kind::Left, tree, right)
-                }
-                // The joins before are the non-preserved side: one joined table, counted and
-                // padded as a whole. A SEMI/ANTI JOIN before would filter the padded rows.
-                JoinOperator::Right(_) | JoinOperator::RightOuter(_) => {
-                    if filtered {
-                        return full("a RIGHT JOIN after a SEMI or ANTI JOIN");
-                    }
-                    self.features.insert("right join");
-                    (Kind::Left, right, tree)
-                }
-                JoinOperator::FullOuter(_) => {
-                    if filtered {
-                        return full("a FULL JOIN after a SEMI or ANTI JOIN");
-                    }
-                    self.features.insert("full join");
-                    (Kind::Full, tree, right)
-                }
-                _ => return full("this kind of join"),
+            let (kind, swapped) = self.join_kind(&j.join_operator, filtered)?;
+            let (l, r) = if swapped {
+                (right, tree)
+            } else {
+                (tree, right)
             };
             visible.push((item.alias.clone(), cols));
             tree = Tree::Join {
