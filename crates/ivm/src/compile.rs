@@ -89,7 +89,11 @@ pub fn compile(
         });
     };
     let mut an = Analyzer::new(db, id)?;
-    match an.top(&q, columns.len()) {
+    let shape = match support::reserved_name(&q) {
+        Some(name) => full(format!("the name {name}, which duckmv reserves")),
+        None => an.top(&q, columns.len()),
+    };
+    match shape {
         Ok(body) => {
             let strategy = format!("incremental: {}", an.describe(&body));
             let sources = an.sources;

@@ -122,9 +122,23 @@ impl Visitor for AggregateFinder<'_, '_> {
     }
 }
 
-/// Names in the space of the plan's own (`__mv_…`).
-fn reserved(name: &str) -> bool {
-    name.to_lowercase().starts_with("__mv_")
+/// A name of the definition in the space of the plan's own holes (`__mv_…`, see
+/// `user_expr::hole`), which the compiler would take for one. Checked on the definition as the
+/// user wrote it, before any hole is made.
+pub(super) fn reserved_name(q: &Query) -> Option<String> {
+    let mut found = None;
+    let _ = q.visit(&mut super::FnVisitor(|e: &Expr| {
+        let reserved = |i: &sqlparser::ast::Ident| i.value.to_lowercase().starts_with("__mv_");
+        let hit = match e {
+            Expr::Identifier(i) => reserved(i),
+            Expr::CompoundIdentifier(parts) => parts.iter().any(reserved),
+            _ => false,
+        };
+        if hit && found.is_none() {
+            found = Some(e.to_string());
+        }
+    }));
+    found
 }
 
 struct ExprCheck<'x, 'a> {
@@ -143,15 +157,6 @@ impl Visitor for ExprCheck<'_, '_> {
         match e {
             Expr::Exists { .. } | Expr::Subquery(_) => {
                 self.reason = Some("a subquery in an expression".into());
-                return ControlFlow::Break(());
-            }
-            // The plan's holes and placeholders are such names (see `user_expr::hole`).
-            Expr::Identifier(i) if reserved(&i.value) => {
-                self.reason = Some(format!("the name {i}, which duckmv reserves"));
-                return ControlFlow::Break(());
-            }
-            Expr::CompoundIdentifier(parts) if parts.iter().any(|i| reserved(&i.value)) => {
-                self.reason = Some(format!("the name {e}, which duckmv reserves"));
                 return ControlFlow::Break(());
             }
             Expr::Function(f) => {

@@ -267,6 +267,14 @@ fn near_misses_stay_incremental() {
         reason("SELECT k FROM t WHERE k IN (SELECT k FROM u) OR k = 1", 1),
         None
     );
+    // A test inside CASE becomes a hole of the compiler's own, not a reserved user name.
+    assert_eq!(
+        reason(
+            "SELECT k FROM t WHERE CASE WHEN EXISTS (SELECT 1 FROM u WHERE u.k = t.k) THEN v > 1 ELSE v < 0 END",
+            1
+        ),
+        None
+    );
 }
 
 #[test]
