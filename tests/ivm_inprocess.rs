@@ -364,6 +364,32 @@ fn bool_and_and_bool_or() {
     }
 }
 
+/// An uncorrelated scalar subquery over an ungrouped aggregate has one row: the block reads it
+/// as a derived table, maintained like any aggregate read as a relation.
+#[test]
+fn scalar_subqueries_over_an_aggregate() {
+    for q in [
+        "SELECT k, v FROM t WHERE v > (SELECT avg(v) FROM t)",
+        "SELECT t.k, (SELECT count(*) FROM u) AS nu, (SELECT sum(w) FROM u WHERE w > 2) AS sw FROM t",
+        "SELECT g, sum(v) AS s FROM t GROUP BY g HAVING sum(v) > (SELECT sum(w) FROM u) / 4",
+        "SELECT count(*) AS n, sum(v) AS s FROM t WHERE k < (SELECT count(*) FROM u)",
+    ] {
+        shape(q);
+    }
+    // Correlated, or not an aggregate (zero or many rows): recomputed, and said so.
+    for q in [
+        "SELECT k, (SELECT sum(w) FROM u WHERE u.k = t.k) AS s FROM t",
+        "SELECT k FROM t WHERE v = (SELECT w FROM u WHERE k = 1)",
+    ] {
+        let notices = drive(&[("v", q)], 3, 4);
+        assert_eq!(notices.len(), 1, "{q}: {notices:?}");
+        assert!(
+            notices[0].contains("a subquery in an expression"),
+            "{notices:?}"
+        );
+    }
+}
+
 /// Aggregates without a rule of their own — ordered string and list aggregates, statistics,
 /// quantiles, arg_max — are kept whole: a refresh recomputes the groups the change touches and
 /// keeps the others. (Each form here is deterministic, so the oracle can compare values.)

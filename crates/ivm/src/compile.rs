@@ -22,6 +22,7 @@ mod from;
 mod joins;
 mod query;
 mod resolve;
+mod scalar;
 mod select_tests;
 mod subagg;
 mod support;

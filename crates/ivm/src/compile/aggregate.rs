@@ -29,6 +29,9 @@ impl Analyzer<'_> {
     /// the select list (`count(*) FILTER (WHERE EXISTS …)`, `sum(CASE WHEN x IN … THEN …)`)
     /// make the input a union of copies (see `select_tests`), aggregated as one.
     pub(super) fn aggregate(&mut self, s: &Select, scope: &Scope) -> R<Aggregate> {
+        if let Some(s) = self.scalar_subqueries(s)? {
+            return self.aggregate(&s, scope);
+        }
         self.check_select(s)?;
         if s.distinct.is_some() {
             return full("DISTINCT with aggregates");

@@ -261,6 +261,9 @@ impl Analyzer<'_> {
         scope: &Scope,
         names: Option<Vec<String>>,
     ) -> R<Block> {
+        if let Some(s) = self.scalar_subqueries(s)? {
+            return self.spj(&s, scope, names);
+        }
         self.check_select(s)?;
         let from = self.from(s, scope)?;
         let proj = self.projection(s, &from)?;

@@ -1,0 +1,141 @@
+//! Uncorrelated scalar subqueries over an ungrouped aggregate — `WHERE v > (SELECT avg(v) FROM
+//! t)`, `SELECT k, (SELECT count(*) FROM u) FROM t`, `HAVING sum(x) > (SELECT sum(y) FROM u)`.
+//! Such a subquery has exactly one row, so the block means the same as a cross join with it
+//! as a derived table: the block reads `(SELECT agg AS __mv_value FROM …) AS __mv_scalar<n>`
+//! and the subquery becomes `__mv_scalar<n>.__mv_value` (a GROUP BY key too in a grouped block: it is one
+//! value). The derived aggregate is maintained like any aggregate read as a relation
+//! (`subagg`): a change to its input replaces its one row, and the rows that read it.
+
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{
+    Expr, GroupByExpr, Ident, Query, Select, SelectItem, SetExpr, TableAlias, TableFactor,
+    TableWithJoins, VisitMut, VisitorMut,
+};
+
+use super::{Analyzer, R};
+
+impl Analyzer<'_> {
+    /// `s` with each scalar subquery of its own level that qualifies turned into a column of a
+    /// derived table; None when none does.
+    pub(super) fn scalar_subqueries(&mut self, s: &Select) -> R<Option<Select>> {
+        // In a grouped block the value is a key. An ungrouped aggregate has no keys: there the
+        // value may only filter rows (elsewhere it is a stray column, and the view recomputes).
+        let grouped = matches!(&s.group_by, GroupByExpr::Expressions(keys, _) if !keys.is_empty());
+        let mut out = s.clone();
+        let mut found = Found {
+            an: self,
+            depth: 0,
+            derived: Vec::new(),
+        };
+        for item in &mut out.projection {
+            if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = item {
+                let _ = VisitMut::visit(e, &mut found);
+            }
+        }
+        let _ = VisitMut::visit(&mut out.selection, &mut found);
+        let _ = VisitMut::visit(&mut out.having, &mut found);
+        let derived = found.derived;
+        if derived.is_empty() {
+            return Ok(None);
+        }
+        for (alias, q) in derived {
+            if let GroupByExpr::Expressions(keys, _) = &mut out.group_by {
+                if grouped {
+                    keys.push(column(&alias));
+                }
+            }
+            out.from.push(TableWithJoins {
+                relation: TableFactor::Derived {
+                    lateral: false,
+                    subquery: Box::new(q),
+                    alias: Some(TableAlias {
+                        explicit: true,
+                        name: Ident::new(alias),
+                        columns: Vec::new(),
+                        at: None,
+                    }),
+                    sample: None,
+                },
+                joins: Vec::new(),
+            });
+        }
+        self.features.insert("scalar subquery");
+        Ok(Some(out))
+    }
+
+    /// The subquery with its one column named [`VALUE`], when it is an uncorrelated ungrouped
+    /// aggregate without clauses that could leave it without its row.
+    fn one_row(&mut self, q: &Query) -> Option<Query> {
+        let plain = q.with.is_none()
+            && q.order_by.is_none()
+            && q.limit_clause.is_none()
+            && q.fetch.is_none();
+        let SetExpr::Select(inner) = q.body.as_ref() else {
+            return None;
+        };
+        let ungrouped = matches!(&inner.group_by, GroupByExpr::Expressions(k, _) if k.is_empty());
+        let [SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. }] =
+            inner.projection.as_slice()
+        else {
+            return None;
+        };
+        if !plain || !ungrouped || inner.having.is_some() || inner.distinct.is_some() {
+            return None;
+        }
+        if !self.is_aggregate(inner) || !self.db.binds_alone(&q.to_string()) {
+            return None;
+        }
+        let mut one = q.clone();
+        if let SetExpr::Select(s) = one.body.as_mut() {
+            s.projection = vec![SelectItem::ExprWithAlias {
+                expr: e.clone(),
+                alias: Ident::new(VALUE),
+            }];
+        }
+        Some(one)
+    }
+}
+
+/// The derived table's one column. Names in the `__mv_` space are the compiler's own (a
+/// definition using one recomputes), so it cannot clash with a column of the block.
+const VALUE: &str = "__mv_value";
+
+/// `alias.__mv_value`.
+fn column(alias: &str) -> Expr {
+    Expr::CompoundIdentifier(vec![Ident::new(alias), Ident::new(VALUE)])
+}
+
+/// Finds the scalar subqueries of the block's own level (not those inside EXISTS or IN, whose
+/// queries are their own blocks).
+struct Found<'x, 'a> {
+    an: &'x mut Analyzer<'a>,
+    depth: usize,
+    derived: Vec<(String, Query)>,
+}
+
+impl VisitorMut for Found<'_, '_> {
+    type Break = ();
+    fn pre_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
+        self.depth += 1;
+        ControlFlow::Continue(())
+    }
+    fn post_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
+        self.depth -= 1;
+        ControlFlow::Continue(())
+    }
+    fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        if self.depth > 0 {
+            return ControlFlow::Continue(());
+        }
+        if let Expr::Subquery(q) = e {
+            if let Some(one) = self.an.one_row(q) {
+                self.an.subquery_count += 1;
+                let alias = format!("__mv_scalar{}", self.an.subquery_count);
+                *e = column(&alias);
+                self.derived.push((alias, one));
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
