@@ -28,7 +28,7 @@ mod subagg;
 mod support;
 mod whole_call;
 
-use super::plan::{AggFn, Body, Item, ItemFrom, Plan, Source};
+use super::plan::{AggFn, Block, Body, Item, ItemFrom, Plan, Source};
 use super::semi::{Exists, Guard};
 use super::user_expr::UserExpr;
 use super::{IvmError, Sql};
@@ -228,6 +228,7 @@ struct Analyzer<'a> {
 type Scope = Vec<(String, Query)>;
 
 /// What one SELECT block reads and filters, before its select list is interpreted.
+#[derive(Default)]
 struct BlockFrom {
     items: Vec<Item>,
     columns: Vec<Vec<String>>,
@@ -238,6 +239,20 @@ struct BlockFrom {
     guards: Vec<Guard>,
     /// (quoted alias, columns) of every relation the select list can see, in FROM order.
     visible: Vec<(String, Vec<String>)>,
+}
+
+impl BlockFrom {
+    /// The block reading this FROM and WHERE with the select list `select` named `names`.
+    fn into_block(self, select: Vec<UserExpr>, names: Vec<String>) -> Block {
+        Block {
+            items: self.items,
+            select,
+            names,
+            filter: self.filter,
+            exists: self.exists,
+            guards: self.guards,
+        }
+    }
 }
 
 impl<'a> Analyzer<'a> {

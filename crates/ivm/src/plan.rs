@@ -321,25 +321,30 @@ pub fn rel_delta(sources: &[Source], rel: &Rel, changed: &[bool]) -> Option<Stri
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn sql(e: &str) -> UserExpr {
         UserExpr::new(crate::user_expr::parse(e).unwrap())
     }
 
-    fn src(name: &str) -> Source {
+    /// A table `main.name` with `columns`, its change in `_duckmv.d_1_<name>`.
+    pub(crate) fn source(name: &str, columns: &[&str]) -> Source {
         Source {
             catalog: None,
             schema: "main".into(),
             name: name.into(),
             kind: SourceKind::Table,
             view_id: None,
-            columns: vec!["k".into()],
+            columns: columns.iter().map(|c| c.to_string()).collect(),
             relation: format!("\"main\".\"{name}\""),
             delta: Some(format!("_duckmv.d_1_{name}")),
             log: None,
         }
+    }
+
+    fn src(name: &str) -> Source {
+        source(name, &["k"])
     }
 
     fn join() -> Rel {

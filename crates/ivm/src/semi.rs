@@ -222,21 +222,8 @@ fn flipped(now: &str, before: &str) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{ItemFrom, SourceKind};
-
-    fn source(name: &str, columns: &[&str]) -> Source {
-        Source {
-            catalog: None,
-            schema: "main".into(),
-            name: name.into(),
-            kind: SourceKind::Table,
-            view_id: None,
-            columns: columns.iter().map(|c| c.to_string()).collect(),
-            relation: format!("\"main\".\"{name}\""),
-            delta: Some(format!("_duckmv.d_1_{name}")),
-            log: None,
-        }
-    }
+    use crate::plan::tests::source;
+    use crate::plan::ItemFrom;
 
     fn item(alias: &str, source: usize) -> Item {
         Item {

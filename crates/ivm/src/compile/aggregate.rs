@@ -11,7 +11,7 @@ use sqlparser::ast::{
 
 use super::super::agg;
 use super::super::ir;
-use super::super::plan::{AggFn, AggKind, Aggregate, Block};
+use super::super::plan::{AggFn, AggKind, Aggregate};
 use super::super::text::ident;
 use super::super::user_expr::{fill_holes, hole, hole_index, Hole, UserExpr};
 use super::support::{aggregate_call, fn_name};
@@ -86,14 +86,7 @@ impl Analyzer<'_> {
         select.extend(col.args.iter().cloned().map(UserExpr::new));
         let mut names: Vec<String> = (1..=ngroups).map(|i| format!("_g{i}")).collect();
         names.extend((1..=col.args.len()).map(|i| format!("_a{i}")));
-        let input = Block {
-            items: from.items,
-            select,
-            names,
-            filter: from.filter,
-            exists: from.exists,
-            guards: from.guards,
-        };
+        let input = from.into_block(select, names);
         Ok(Aggregate {
             input,
             groups: ngroups,

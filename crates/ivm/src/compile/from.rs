@@ -22,14 +22,7 @@ impl Analyzer<'_> {
         if s.from.is_empty() {
             return full("a query without FROM");
         }
-        let mut out = BlockFrom {
-            items: Vec::new(),
-            columns: Vec::new(),
-            filter: None,
-            exists: Vec::new(),
-            guards: Vec::new(),
-            visible: Vec::new(),
-        };
+        let mut out = BlockFrom::default();
         let mut preds: Vec<Expr> = Vec::new();
         for twj in &s.from {
             if !twj.joins.iter().all(|j| joins::is_inner(&j.join_operator)) {
@@ -305,14 +298,7 @@ impl Analyzer<'_> {
                 }
             }
         };
-        Ok(Block {
-            items: from.items,
-            select,
-            names,
-            filter: from.filter,
-            exists: from.exists,
-            guards: from.guards,
-        })
+        Ok(from.into_block(select, names))
     }
 }
 

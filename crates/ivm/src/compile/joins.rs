@@ -38,14 +38,7 @@ fn constraint(op: &JoinOperator) -> Option<&JoinConstraint> {
 impl Analyzer<'_> {
     /// One table and the items it reads, as a leaf (with its visible columns).
     fn leaf(&mut self, f: &sqlparser::ast::TableFactor, scope: &Scope) -> R<(Item, Vec<String>)> {
-        let mut tmp = BlockFrom {
-            items: Vec::new(),
-            columns: Vec::new(),
-            filter: None,
-            exists: Vec::new(),
-            guards: Vec::new(),
-            visible: Vec::new(),
-        };
+        let mut tmp = BlockFrom::default();
         self.factor(f, scope, &mut tmp)?;
         let item = tmp.items.pop().expect("factor adds one item");
         let cols = tmp.columns.pop().unwrap_or_default();
