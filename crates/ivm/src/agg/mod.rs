@@ -61,8 +61,8 @@ pub struct AggFn {
 impl AggFn {
     /// The name `duckmv.views` shows for it.
     pub fn label(&self) -> String {
-        match (&self.call, self.call.as_ref().map(UserExpr::ast)) {
-            (Some(_), Some(sqlparser::ast::Expr::Function(f))) => f.name.to_string().to_lowercase(),
+        match self.call.as_ref().map(UserExpr::ast) {
+            Some(sqlparser::ast::Expr::Function(f)) => f.name.to_string().to_lowercase(),
             _ => of(self).name().to_string(),
         }
     }

@@ -24,6 +24,20 @@ struct AggCollector {
     args: Vec<Expr>,
 }
 
+impl AggCollector {
+    /// The position of input column `e` (`_a<position+1>`), added if it is new.
+    fn input(&mut self, e: Expr) -> usize {
+        let text = e.to_string();
+        self.args
+            .iter()
+            .position(|x| x.to_string() == text)
+            .unwrap_or_else(|| {
+                self.args.push(e);
+                self.args.len() - 1
+            })
+    }
+}
+
 impl Analyzer<'_> {
     /// GROUP BY / ungrouped aggregation over a select-project-join input; existence tests in
     /// the select list (`count(*) FILTER (WHERE EXISTS …)`, `sum(CASE WHEN x IN … THEN …)`)
@@ -295,21 +309,12 @@ impl StateRewriter<'_, '_> {
             Some(cond) => filter::filtered(kind, arg, cond)
                 .ok_or_else(|| format!("{name}() with a FILTER that tests a subquery"))?,
         };
-        let text = arg.as_ref().map(Expr::to_string);
-        let key = format!("{kind:?}:{distinct}:{}", text.clone().unwrap_or_default());
+        let text = arg.as_ref().map(Expr::to_string).unwrap_or_default();
+        let key = format!("{kind:?}:{distinct}:{text}");
         if let Some(pos) = self.col.aggs.iter().position(|(k, _)| *k == key) {
             return Ok(pos);
         }
-        let arg_col = arg.zip(text).map(|(a, text)| {
-            let j = match self.col.args.iter().position(|x| x.to_string() == text) {
-                Some(j) => j,
-                None => {
-                    self.col.args.push(a);
-                    self.col.args.len() - 1
-                }
-            };
-            format!("_a{}", j + 1)
-        });
+        let arg_col = arg.map(|a| format!("_a{}", self.col.input(a) + 1));
         // SUM and AVG of one argument keep the same state (the sum and the non-null count).
         let sum_like = |k: AggKind, d: bool| !d && matches!(k, AggKind::Sum | AggKind::Avg);
         let shared = self
@@ -337,16 +342,8 @@ impl StateRewriter<'_, '_> {
 
     /// A call without a rule of its own, kept whole: its groups are recomputed when touched.
     fn whole(&mut self, f: &sqlparser::ast::Function) -> Result<usize, String> {
-        let args = &mut self.col.args;
-        let call = whole_call::kept_whole(f, &self.an.aggregates, |c| {
-            let text = c.to_string();
-            args.iter()
-                .position(|x| x.to_string() == text)
-                .unwrap_or_else(|| {
-                    args.push(c);
-                    args.len() - 1
-                })
-        })?;
+        let col = &mut *self.col;
+        let call = whole_call::kept_whole(f, &self.an.aggregates, |c| col.input(c))?;
         let key = format!("Whole:{call}");
         if let Some(pos) = self.col.aggs.iter().position(|(k, _)| *k == key) {
             return Ok(pos);
