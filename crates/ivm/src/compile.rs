@@ -4,7 +4,8 @@
 //!
 //! By phase: `query` binds the shape of the definition (bodies, CTEs, UNIONs, subqueries),
 //! `from` a select-project-join block against the catalog (`resolve`), `joins` the outer and
-//! existence joins inside it, `aggregate` and `subagg` grouped queries; `support` is the check
+//! existence joins inside it, `aggregate` and `subagg` grouped queries, `window` window
+//! functions; `support` is the check
 //! of what has no incremental rule, whose refusals are the reasons users see. The rewrites
 //! done on the user's syntax first (`column_lists`, `filter`, `select_tests`) have their own
 //! files.
@@ -27,6 +28,7 @@ mod select_tests;
 mod subagg;
 mod support;
 mod whole_call;
+mod window;
 
 use super::plan::{AggFn, Block, Body, Item, ItemFrom, Plan, Source};
 use super::semi::{Exists, Guard};
@@ -300,6 +302,7 @@ impl<'a> Analyzer<'a> {
             Body::Bag {
                 distinct: false, ..
             } => "projection".to_string(),
+            Body::Windowed(w) => format!("window({})", w.functions.join(",")),
             Body::Aggregate(a) => {
                 let names: BTreeSet<String> = a.aggs.iter().map(AggFn::label).collect();
                 let names: Vec<String> = names.into_iter().collect();

@@ -257,6 +257,10 @@ fn create_storage(db: &mut dyn Sql, plan: &plan::Plan) -> Result<(), IvmError> {
                 "CREATE TABLE {work} AS SELECT * FROM {storage} LIMIT 0"
             ))?;
         }
+        plan::Body::Windowed(w) => {
+            empty_table(db, &storage, &refresh::state_sql(plan))?;
+            empty_table(db, &work, &plan::windowed_work_shape_sql(plan, w))?;
+        }
         plan::Body::Aggregate(a) => {
             empty_table(db, &storage, &refresh::state_sql(plan))?;
             if let Some(shape) = plan::agg_work_shape_sql(plan, a) {

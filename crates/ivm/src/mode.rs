@@ -41,6 +41,8 @@ fn threshold(plan: &Plan) -> f64 {
         Body::Full { .. } => return 0.0,
         Body::Bag { .. } => false,
         Body::Aggregate(a) => super::plan::agg_may_recompute(a),
+        // A touched partition is recomputed whole, from a scan of the input.
+        Body::Windowed(_) => true,
     };
     if recomputes {
         0.001

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 mod aggregate;
 mod bag;
 mod output;
+mod windowed;
 
 pub use aggregate::{
     agg_affected_rel, agg_apply_sql, agg_delta_sql, agg_fill_work_sql, agg_may_recompute,
@@ -18,6 +19,10 @@ pub use aggregate::{
 };
 pub use bag::{bag_delta_sql, bag_merge_sql, bag_state_sql, distinct_transitions_sql};
 pub use output::{output_sql, unpopulated_sql, user_view_sql};
+pub use windowed::{
+    windowed_clear_sql, windowed_fill_sql, windowed_state_sql, windowed_touched_rel,
+    windowed_touched_sql, windowed_work_shape_sql,
+};
 
 pub use super::agg::{AggFn, AggKind};
 use super::outer::Tree;
@@ -106,6 +111,8 @@ pub enum Body {
         distinct: bool,
     },
     Aggregate(Aggregate),
+    /// Window functions, recomputed per partition the change touches (see `plan::windowed`).
+    Windowed(Windowed),
 }
 
 /// A select-project-join block or a UNION ALL of such relations.
@@ -179,6 +186,19 @@ pub struct Aggregate {
     pub copies: Vec<Block>,
 }
 
+/// `SELECT select FROM input QUALIFY qualify` where every window function partitions by the
+/// `keys` first columns of `input` (`_p1.._pk`, at least these); `select` and `qualify` read
+/// the columns after them (`_i1.._im`) through input holes.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub struct Windowed {
+    pub input: Block,
+    pub keys: usize,
+    pub select: Vec<UserExpr>,
+    pub qualify: Option<UserExpr>,
+    /// The window functions' names, for the strategy.
+    pub functions: Vec<String>,
+}
+
 impl Aggregate {
     /// The relation the aggregate reads.
     pub fn input_rel(&self) -> Rel {
@@ -209,7 +229,7 @@ pub fn output_view(id: i64) -> String {
     format!("_duckmv.out_{id}")
 }
 
-/// Positional storage column names of bag and full views.
+/// Positional storage column names of bag, window and full views.
 pub fn positional(n: usize) -> Vec<String> {
     (1..=n).map(|i| format!("c{i}")).collect()
 }

@@ -48,6 +48,7 @@ pub fn incremental(plan: &Plan, changed: &[bool], downstream: Option<&str>) -> P
     let (mut steps, uses_work) = match &plan.body {
         Body::Bag { rel, distinct } => bag(plan, rel, *distinct, changed, downstream),
         Body::Aggregate(a) => aggregate(plan, a, changed, downstream),
+        Body::Windowed(w) => windowed(plan, w, changed, downstream),
         Body::Full { .. } => return recompute(plan, true, downstream),
     };
     if uses_work {
@@ -179,6 +180,55 @@ fn aggregate(
             false,
         ));
     }
+    (steps, true)
+}
+
+/// Window functions: the touched partitions are found, their rows deleted and computed again
+/// (see `plan::windowed`); views downstream get the old rows with −1 and the new with +1.
+fn windowed(
+    plan: &Plan,
+    w: &plan::Windowed,
+    changed: &[bool],
+    downstream: Option<&str>,
+) -> (Vec<Step>, bool) {
+    let Some(touched) = plan::windowed_touched_sql(plan, w, changed) else {
+        return (Vec::new(), false);
+    };
+    let feed = |sign: i32| {
+        downstream.map(|d| {
+            let rows = plan::output_sql(plan, &plan::windowed_touched_rel(plan, w));
+            capture::append_sql(d, &format!("SELECT *, {sign} FROM ({rows})"))
+        })
+    };
+    let mut steps = vec![run(
+        "find the partitions the change touches",
+        touched,
+        false,
+    )];
+    steps.extend(feed(-1).map(|sql| {
+        run(
+            "feed the touched partitions' old rows downstream",
+            sql,
+            false,
+        )
+    }));
+    steps.push(run(
+        "delete the touched partitions' rows",
+        plan::windowed_clear_sql(plan, w),
+        true,
+    ));
+    steps.push(run(
+        "compute the touched partitions again from the base data",
+        plan::windowed_fill_sql(plan, w),
+        true,
+    ));
+    steps.extend(feed(1).map(|sql| {
+        run(
+            "feed the touched partitions' new rows downstream",
+            sql,
+            false,
+        )
+    }));
     (steps, true)
 }
 

@@ -365,6 +365,7 @@ pub fn state_sql(plan: &Plan) -> String {
         Body::Full { query } => format!("SELECT * FROM ({query}) AS _mv_q"),
         Body::Bag { rel, .. } => plan::bag_state_sql(plan, rel),
         Body::Aggregate(a) => plan::agg_state_sql(plan, a, false),
+        Body::Windowed(w) => plan::windowed_state_sql(plan, w),
     }
 }
 

@@ -85,14 +85,17 @@ pub fn parse(sql: &str) -> Option<Expr> {
 
 /// Replaces each hole of `kind` in `e` by `value(i)`.
 pub fn fill_holes(e: &mut Expr, kind: Hole, mut value: impl FnMut(usize) -> Expr) {
-    let _ = VisitMut::visit(
-        e,
-        &mut PostVisit(|x: &mut Expr| {
-            if let Some(i) = hole_index(kind, x) {
-                *x = value(i);
-            }
-        }),
-    );
+    rewrite(e, |x| {
+        if let Some(i) = hole_index(kind, x) {
+            *x = value(i);
+        }
+    });
+}
+
+/// Calls `f` on every node of `e` after its children, so `f` may replace the node (what it
+/// puts there is not visited again).
+pub fn rewrite(e: &mut Expr, f: impl FnMut(&mut Expr)) {
+    let _ = VisitMut::visit(e, &mut PostVisit(f));
 }
 
 /// What a hole stands for.
@@ -105,7 +108,8 @@ pub enum Hole {
     /// The value of the `i`th aggregate of an aggregate query, until the compiler puts its
     /// expression over the state columns there (never stored).
     Aggregate,
-    /// Input column `_a<i+1>` of an aggregate, in a call kept whole (`agg::whole`).
+    /// Input column `i` of the operator keeping the expression: `_a<i+1>` of an aggregate, in a
+    /// call kept whole (`agg::whole`), or `_i<i+1>` of window functions (`plan::windowed`).
     Input,
 }
 

@@ -187,16 +187,25 @@ impl Analyzer<'_> {
 
     /// Expands `*` and `t.*` against the FROM items' columns; other items keep their expression
     /// and optional alias.
+    /// `windows`: the select list may call window functions.
     pub(super) fn projection(
         &self,
         s: &Select,
         from: &BlockFrom,
+        windows: bool,
     ) -> R<Vec<(Expr, Option<String>)>> {
+        let check = |e: &Expr| {
+            if windows {
+                self.check_windowed(e)
+            } else {
+                self.check_expr(e, false)
+            }
+        };
         let mut out = Vec::new();
         for item in &s.projection {
             match item {
                 SelectItem::UnnamedExpr(e) => {
-                    self.check_expr(e, false)?;
+                    check(e)?;
                     // DuckDB names a bare column after the column; other expressions it names
                     // itself (asked later, only if needed).
                     let name = match e {
@@ -207,7 +216,7 @@ impl Analyzer<'_> {
                     out.push((e.clone(), name));
                 }
                 SelectItem::ExprWithAlias { expr, alias } => {
-                    self.check_expr(expr, false)?;
+                    check(expr)?;
                     out.push((expr.clone(), Some(alias.value.clone())));
                 }
                 SelectItem::Wildcard(opts) => {
@@ -259,7 +268,7 @@ impl Analyzer<'_> {
         }
         self.check_select(s)?;
         let from = self.from(s, scope)?;
-        let proj = self.projection(s, &from)?;
+        let proj = self.projection(s, &from, false)?;
         let select: Vec<UserExpr> = proj.iter().map(|(e, _)| UserExpr::new(e.clone())).collect();
         let names = match names {
             Some(n) if n.len() == select.len() => n,

@@ -14,6 +14,9 @@ impl Analyzer<'_> {
             SetExpr::Select(s) if self.is_aggregate(s) => {
                 Ok(Body::Aggregate(self.aggregate(s, &scope)?))
             }
+            SetExpr::Select(s) if self.has_window(s) => {
+                Ok(Body::Windowed(self.windowed(s, &scope)?))
+            }
             SetExpr::Select(s) => {
                 let distinct = matches!(s.distinct, Some(Distinct::Distinct));
                 let names = super::super::plan::positional(ncols);

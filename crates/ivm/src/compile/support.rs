@@ -67,9 +67,20 @@ impl Analyzer<'_> {
     /// Rejects expressions without an incremental rule: subqueries, window functions,
     /// non-deterministic functions and (unless `aggregates_ok`) aggregates.
     pub(super) fn check_expr<V: Visit>(&self, e: &V, aggregates_ok: bool) -> R<()> {
+        self.check(e, aggregates_ok, false)
+    }
+
+    /// As [`check_expr`](Self::check_expr) in the select list or QUALIFY of a query with
+    /// window functions, where an aggregate with OVER is a window function.
+    pub(super) fn check_windowed<V: Visit>(&self, e: &V) -> R<()> {
+        self.check(e, false, true)
+    }
+
+    fn check<V: Visit>(&self, e: &V, aggregates_ok: bool, windows_ok: bool) -> R<()> {
         let mut v = ExprCheck {
             an: self,
             aggregates_ok,
+            windows_ok,
             reason: None,
         };
         let _ = e.visit(&mut v);
@@ -144,6 +155,7 @@ pub(super) fn reserved_name(q: &Query) -> Option<String> {
 struct ExprCheck<'x, 'a> {
     an: &'x Analyzer<'a>,
     aggregates_ok: bool,
+    windows_ok: bool,
     reason: Option<String>,
 }
 
@@ -161,7 +173,7 @@ impl Visitor for ExprCheck<'_, '_> {
             }
             Expr::Function(f) => {
                 let name = fn_name(&f.name);
-                if f.over.is_some() {
+                if f.over.is_some() && !self.windows_ok {
                     self.reason = Some(format!("window function {name}()"));
                     return ControlFlow::Break(());
                 }
@@ -169,7 +181,8 @@ impl Visitor for ExprCheck<'_, '_> {
                     self.reason = Some(format!("non-deterministic function {name}()"));
                     return ControlFlow::Break(());
                 }
-                if aggregate_call(&self.an.aggregates, f) && !self.aggregates_ok {
+                if f.over.is_none() && aggregate_call(&self.an.aggregates, f) && !self.aggregates_ok
+                {
                     self.reason = Some(format!("aggregate {name}() here"));
                     return ControlFlow::Break(());
                 }

@@ -15,7 +15,7 @@ pub fn output_sql(plan: &Plan, rel: &str) -> String {
             .join(", ")
     };
     match &plan.body {
-        Body::Full { .. } | Body::Bag { distinct: true, .. } => {
+        Body::Full { .. } | Body::Bag { distinct: true, .. } | Body::Windowed(_) => {
             format!("SELECT {} FROM {rel} AS _mv_s", positional_cols())
         }
         Body::Bag {
