@@ -108,6 +108,7 @@ pub fn compile(
                 body,
                 strategy,
                 order_by: None,
+                limit: None,
                 set_op: None,
             };
             if let Body::Aggregate(a) = &mut plan.body {
@@ -178,6 +179,7 @@ fn full_plan(
         },
         strategy: format!("full: {reason}"),
         order_by: None,
+        limit: None,
         set_op: None,
     })
 }

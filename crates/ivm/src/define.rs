@@ -6,6 +6,7 @@
 
 use super::alter::column_types_of;
 use super::compile::{self, Compiled};
+use super::plan::Body;
 use super::{order, set_ops, IvmError, Sql};
 
 /// A compiled definition and what CREATE says about it besides.
@@ -57,8 +58,25 @@ pub fn define(
         }
         None => compile::compile(db, id, maintained, columns, types)?,
     };
+    if reordered && ordered.limit.is_some() && compiled.full_reason.is_some() {
+        // Recomputed anyway: recompute the top rows, not the whole result.
+        compiled.plan.body = Body::Full {
+            query: query.to_string(),
+        };
+        return Ok(Defined {
+            compiled,
+            order_dropped: None,
+        });
+    }
     let order_dropped = if reordered {
         compiled.plan.order_by = ordered.order_by;
+        if let Some(limit) = ordered.limit {
+            compiled.plan.strategy = format!(
+                "{}; {limit} of the whole result, which is kept",
+                compiled.plan.strategy
+            );
+            compiled.plan.limit = Some(limit);
+        }
         ordered.dropped
     } else {
         None

@@ -202,11 +202,10 @@ pub fn create_view(db: &mut dyn Sql, v: &CreateView) -> Result<Outcome, IvmError
     }
     capture::install(db, &mut plan)?;
     create_storage(db, &plan)?;
-    let storage = plan::storage(id);
     db.exec(&format!(
         "CREATE VIEW {} AS {}",
         plan::output_view(id),
-        plan::output_sql(&plan, &storage)
+        plan::output_view_sql(&plan)
     ))?;
     let row = ViewRow {
         id,

@@ -18,7 +18,7 @@ pub use aggregate::{
     agg_recompute_sql, agg_state_sql, agg_work_shape_sql,
 };
 pub use bag::{bag_delta_sql, bag_merge_sql, bag_state_sql, distinct_transitions_sql};
-pub use output::{output_sql, unpopulated_sql, user_view_sql};
+pub use output::{output_sql, output_view_sql, unpopulated_sql, user_view_sql};
 pub use windowed::{
     windowed_clear_sql, windowed_fill_sql, windowed_state_sql, windowed_touched_rel,
     windowed_touched_sql, windowed_work_shape_sql,
@@ -47,6 +47,10 @@ pub struct Plan {
     /// (see `order`); the storage is maintained without it.
     #[serde(default)]
     pub order_by: Option<String>,
+    /// The definition's final LIMIT/OFFSET, applied with `order_by` by the output view over the
+    /// whole result the storage keeps (see `order`).
+    #[serde(default)]
+    pub limit: Option<String>,
     /// For EXCEPT/INTERSECT maintained as a count of each side (see `set_ops`): `columns` and
     /// `types` end with the two counts, which the output turns into rows and hides.
     #[serde(default)]

@@ -45,6 +45,11 @@ fn run(what: &'static str, sql: String, counted: bool) -> Step {
 /// The incremental refresh for the sources flagged in `changed`; `downstream` is the log of
 /// views that read this one.
 pub fn incremental(plan: &Plan, changed: &[bool], downstream: Option<&str>) -> Program {
+    if plan.limit.is_some() {
+        if let Some(d) = downstream {
+            return top_rows_fed(plan, changed, d);
+        }
+    }
     let (mut steps, uses_work) = match &plan.body {
         Body::Bag { rel, distinct } => bag(plan, rel, *distinct, changed, downstream),
         Body::Aggregate(a) => aggregate(plan, a, changed, downstream),
@@ -181,6 +186,29 @@ fn aggregate(
         ));
     }
     (steps, true)
+}
+
+/// A top-k view with views downstream: they read its top rows, not the whole result the
+/// storage keeps, so they get the top rows before the refresh with −1 and after it with +1
+/// (k rows each way; what did not change cancels in their consolidation).
+fn top_rows_fed(plan: &Plan, changed: &[bool], downstream: &str) -> Program {
+    let mut inner = incremental(plan, changed, None);
+    if inner.steps.is_empty() {
+        return inner;
+    }
+    let out = plan::output_view(plan.id);
+    let old = capture::append_sql(downstream, &format!("SELECT *, -1 FROM {out}"));
+    let new = capture::append_sql(downstream, &format!("SELECT *, 1 FROM {out}"));
+    inner.steps.insert(
+        0,
+        run("feed the top rows before the change downstream", old, false),
+    );
+    inner.steps.push(run(
+        "feed the top rows after the change downstream",
+        new,
+        false,
+    ));
+    inner
 }
 
 /// Window functions: the touched partitions are found, their rows deleted and computed again

@@ -52,6 +52,16 @@ fn set_op_rows(plan: &Plan, op: &SetOp, grouped: &str) -> String {
     )
 }
 
+/// Body of the output view (`_duckmv.out_<id>`), the rows the view holds, which views
+/// downstream read: the output of the whole storage, or of a top-k view its top rows.
+pub fn output_view_sql(plan: &Plan) -> String {
+    let all = output_sql(plan, &super::storage(plan.id));
+    match (&plan.limit, &plan.order_by) {
+        (Some(limit), Some(order)) => format!("SELECT * FROM ({all}) AS _mv_o {order} {limit}"),
+        _ => all,
+    }
+}
+
 /// Body of the user-facing view of a populated materialized view: the output rows, in the
 /// definition's order when it has one.
 pub fn user_view_sql(plan: &Plan) -> String {
