@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 mod aggregate;
 mod bag;
 mod output;
+mod rescan;
 mod windowed;
 
 pub use aggregate::{

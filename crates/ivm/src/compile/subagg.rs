@@ -32,10 +32,6 @@ impl Analyzer<'_> {
             // Whether a row taken back removes a distinct value needs the group's other rows.
             return full("a DISTINCT aggregate in an aggregate subquery");
         }
-        if agg.aggs.iter().any(|f| !agg::of(f).invertible()) {
-            // Taking a deleted extreme back needs the group's other rows.
-            return full("MIN/MAX in an aggregate subquery");
-        }
         let mut names = Vec::new();
         for (i, p) in s.projection.iter().enumerate() {
             names.push(match p {

@@ -9,7 +9,7 @@ use crate::term;
 use crate::text::{ident, null_safe_eq};
 use crate::user_expr::Hole;
 
-fn group_cols(a: &Aggregate) -> Vec<String> {
+pub(super) fn group_cols(a: &Aggregate) -> Vec<String> {
     (1..=a.groups).map(|i| format!("_g{i}")).collect()
 }
 
@@ -42,6 +42,11 @@ pub fn agg_state_sql(plan: &Plan, a: &Aggregate, only_recompute: bool) -> String
 
 /// The aggregate state of the current input rows (`_mv_i`) that pass `filter`.
 pub(super) fn agg_state_from(sources: &[Source], a: &Aggregate, filter: &str) -> String {
+    agg_state_over(a, &rel_cur(sources, &a.input_rel()), filter)
+}
+
+/// The aggregate state of the input rows `input` (as `_mv_i`) that pass `filter`.
+pub(super) fn agg_state_over(a: &Aggregate, input: &str, filter: &str) -> String {
     let mut cols: Vec<String> = group_cols(a).iter().map(|g| format!("_mv_i.{g}")).collect();
     cols.push("CAST(COUNT(*) AS BIGINT) AS _mv_count".to_string());
     for f in a.state_fns() {
@@ -57,7 +62,6 @@ pub(super) fn agg_state_from(sources: &[Source], a: &Aggregate, filter: &str) ->
             cols.push(Aliased(&e, &c.name).to_string());
         }
     }
-    let input = rel_cur(sources, &a.input_rel());
     format!(
         "SELECT {} FROM ({input}) AS _mv_i{filter}{}",
         cols.join(", "),
@@ -128,6 +132,9 @@ pub(super) fn sub_agg_sql(sa: &SubAgg, state: &str, mult: bool) -> String {
 /// (+1) and before (−1), the state before being the state now minus the change's.
 pub(super) fn sub_agg_delta(sources: &[Source], sa: &SubAgg, changed: &[bool]) -> Option<String> {
     let a = &sa.agg;
+    if super::rescan::needs_rescan(a) {
+        return super::rescan::rescan_delta(sources, sa, changed);
+    }
     let d = agg_delta_from(sources, a, changed)?;
     let keys = group_cols(a);
     // The change is read twice (which groups, and their states): computed once.
