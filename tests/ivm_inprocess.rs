@@ -377,10 +377,14 @@ fn scalar_subqueries_over_an_aggregate() {
     ] {
         shape(q);
     }
-    // Correlated, or not an aggregate (zero or many rows): recomputed, and said so.
+    // Correlated outside a WHERE comparison, or not an aggregate (zero or many rows), or zero
+    // over no rows (an outer row without a group would stay): recomputed, and said so.
     for q in [
         "SELECT k, (SELECT sum(w) FROM u WHERE u.k = t.k) AS s FROM t",
         "SELECT k FROM t WHERE v = (SELECT w FROM u WHERE k = 1)",
+        "SELECT k, v FROM t WHERE v > (SELECT count(*) FROM u WHERE u.k = t.k)",
+        "SELECT k, v FROM t WHERE v > coalesce((SELECT sum(w) FROM u WHERE u.k = t.k), 0)",
+        "SELECT k, v FROM t WHERE v > (SELECT sum(w) FROM u WHERE u.k < t.k)",
     ] {
         let notices = drive(&[("v", q)], 3, 4);
         assert_eq!(notices.len(), 1, "{q}: {notices:?}");
@@ -403,6 +407,42 @@ fn min_max_in_aggregate_subqueries() {
     ] {
         shape(q);
     }
+}
+
+/// A scalar subquery correlated by equal columns and compared in a WHERE conjunct (TPC-H Q17,
+/// Q20) is the one group of the grouped subquery whose key is the outer row's: the block reads
+/// the grouped query as a derived table joined on the keys, maintained incrementally.
+#[test]
+fn correlated_scalar_subqueries_in_where() {
+    for q in [
+        // Q17: the outer row's key in the subquery's WHERE, unqualified names resolved by scope.
+        "SELECT sum(v) AS s, count(*) AS n FROM t, u WHERE t.k = u.k AND t.v < (SELECT 2 * avg(v) FROM t AS t2 WHERE t2.k = u.k)",
+        // Two keys, a filter of the subquery's own, arithmetic on the outer side.
+        "SELECT k, g, v FROM t WHERE v + 1 > (SELECT max(w) - 1 FROM u WHERE u.k = t.k AND u.name = t.g AND w IS NOT NULL)",
+        // Inside an IN subquery, correlated to that subquery's row (Q20's shape).
+        "SELECT name FROM u WHERE k IN (SELECT k FROM t WHERE v > (SELECT sum(w) / 2 FROM u AS u2 WHERE u2.k = t.k))",
+        // Q20 itself: beside a nested IN that refers only to the subquery's own table.
+        "SELECT name FROM u WHERE k IN (SELECT t.k FROM t WHERE t.g IN (SELECT name FROM u AS u3 WHERE w > 1) AND v > (SELECT sum(w) FROM u AS u2 WHERE u2.k = t.k))",
+        // In a grouped block, beside an uncorrelated one.
+        "SELECT g, count(*) AS n FROM t WHERE v >= (SELECT min(w) FROM u WHERE u.k = t.k) AND v < (SELECT sum(w) FROM u) GROUP BY g",
+    ] {
+        shape(q);
+    }
+    let mut db = Db::new();
+    drive_in(
+        &mut db,
+        &[(
+            "c",
+            "SELECT k, v FROM t WHERE v < (SELECT avg(w) FROM u WHERE u.k = t.k)",
+        )],
+        5,
+        3,
+    );
+    assert!(
+        strategy(&mut db, "c").contains("correlated scalar subquery"),
+        "{}",
+        strategy(&mut db, "c")
+    );
 }
 
 /// Aggregates without a rule of their own — ordered string and list aggregates, statistics,

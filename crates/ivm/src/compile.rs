@@ -17,6 +17,7 @@ use sqlparser::ast::{Expr, ObjectName, ObjectNamePart, Query, Visit, Visitor};
 
 mod aggregate;
 mod column_lists;
+mod correlated;
 mod existence;
 mod filter;
 mod from;

@@ -223,6 +223,8 @@ impl Analyzer<'_> {
         let SetExpr::Select(s) = q.body.as_ref() else {
             return full("a set operation inside EXISTS/IN");
         };
+        let rewritten = self.scalar_subqueries(s)?;
+        let s = rewritten.as_ref().unwrap_or(s);
         self.check_select(s)?;
         let (items, mut preds, y) = if self.is_aggregate(s) {
             // The aggregate is a relation of its own, tested like a table.
@@ -296,12 +298,9 @@ impl Analyzer<'_> {
     /// `x` filtered by those tests becomes a derived table under x's alias (same columns), so
     /// the outer test reads a relation whose change is known. Only when the tests refer to
     /// nothing outside the subquery (DuckDB binds them on their own) and x is one table or
-    /// subquery.
-    fn nest(&mut self, s: &Select, from: BlockFrom) -> R<BlockFrom> {
-        let [item] = from.items.as_slice() else {
-            return full("a nested EXISTS/IN over a join");
-        };
-        if matches!(item.from, ItemFrom::Tree(_)) || s.from.len() != 1 {
+    /// subquery. Over a comma join, x is the item the tests refer to alone.
+    fn nest(&mut self, s: &Select, mut from: BlockFrom) -> R<BlockFrom> {
+        if from.items.len() != s.from.len() {
             return full("a nested EXISTS/IN over a join");
         }
         let mut conjuncts = Vec::new();
@@ -313,32 +312,42 @@ impl Analyzer<'_> {
             .filter(|c| has_existence(c))
             .map(|c| format!("({c})"))
             .collect();
-        let alone = format!(
-            "SELECT * FROM {} WHERE {}",
-            s.from[0].relation,
-            tests.join(" AND ")
-        );
-        if !self.db.binds_alone(&alone) {
-            return full("a nested EXISTS/IN that refers to an outer query");
+        let mut alone = |t: &sqlparser::ast::TableWithJoins| {
+            let sql = format!("SELECT * FROM {} WHERE {}", t.relation, tests.join(" AND "));
+            t.joins.is_empty() && self.db.binds_alone(&sql)
+        };
+        let Some(i) = s.from.iter().position(&mut alone) else {
+            return full(if s.from.len() == 1 {
+                "a nested EXISTS/IN that refers to an outer query"
+            } else {
+                "a nested EXISTS/IN over a join"
+            });
+        };
+        let item = from.items[i].clone();
+        if matches!(item.from, ItemFrom::Tree(_)) {
+            return full("a nested EXISTS/IN over a join");
         }
-        let columns = from.columns[0].clone();
+        let alias = item.alias.clone();
+        let columns = from.columns[i].clone();
         let block = Block {
-            items: from.items.clone(),
+            items: vec![item],
             select: columns
                 .iter()
-                .map(|c| UserExpr::new(column_of(&item.alias, c)))
+                .map(|c| UserExpr::new(column_of(&alias, c)))
                 .collect(),
             names: columns.clone(),
             filter: None,
             exists: from.exists,
             guards: from.guards,
         };
+        from.items[i] = Item {
+            alias,
+            from: ItemFrom::Sub(Box::new(Rel::Block(block))),
+        };
+        from.columns[i] = columns;
         Ok(BlockFrom {
-            items: vec![Item {
-                alias: item.alias.clone(),
-                from: ItemFrom::Sub(Box::new(Rel::Block(block))),
-            }],
-            columns: vec![columns],
+            items: from.items,
+            columns: from.columns,
             filter: from.filter,
             exists: Vec::new(),
             guards: Vec::new(),

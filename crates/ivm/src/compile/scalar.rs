@@ -5,15 +5,16 @@
 //! and the subquery becomes `__mv_scalar<n>.__mv_value` (a GROUP BY key too in a grouped block: it is one
 //! value). The derived aggregate is maintained like any aggregate read as a relation
 //! (`subagg`): a change to its input replaces its one row, and the rows that read it.
+//! Correlated ones compared in a WHERE conjunct become grouped derived tables (`correlated`).
 
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    Expr, GroupByExpr, Ident, Query, Select, SelectItem, SetExpr, TableAlias, TableFactor,
-    TableWithJoins, VisitMut, VisitorMut,
+    BinaryOperator, Expr, GroupByExpr, Ident, Query, Select, SelectItem, SetExpr, TableAlias,
+    TableFactor, TableWithJoins, VisitMut, VisitorMut,
 };
 
-use super::{Analyzer, R};
+use super::{correlated, Analyzer, R};
 
 impl Analyzer<'_> {
     /// `s` with each scalar subquery of its own level that qualifies turned into a column of a
@@ -35,13 +36,15 @@ impl Analyzer<'_> {
         }
         let _ = VisitMut::visit(&mut out.selection, &mut found);
         let _ = VisitMut::visit(&mut out.having, &mut found);
-        let derived = found.derived;
+        let mut derived = found.derived;
+        let correlated = self.correlated_in_where(&mut out, &mut derived);
         if derived.is_empty() {
             return Ok(None);
         }
+        let uncorrelated = derived.len() > correlated.len();
         for (alias, q) in derived {
             if let GroupByExpr::Expressions(keys, _) = &mut out.group_by {
-                if grouped {
+                if grouped && !correlated.contains(&alias) {
                     keys.push(column(&alias));
                 }
             }
@@ -60,8 +63,60 @@ impl Analyzer<'_> {
                 joins: Vec::new(),
             });
         }
-        self.features.insert("scalar subquery");
+        if uncorrelated {
+            self.features.insert("scalar subquery");
+        }
+        if !correlated.is_empty() {
+            self.features.insert("correlated scalar subquery");
+        }
         Ok(Some(out))
+    }
+
+    /// Turns the correlated scalar subqueries of `s`'s WHERE conjuncts that qualify (see
+    /// `correlated`) into derived tables, joined by new conjuncts; returns their aliases.
+    fn correlated_in_where(
+        &mut self,
+        s: &mut Select,
+        derived: &mut Vec<(String, Query)>,
+    ) -> Vec<String> {
+        let Some(selection) = s.selection.take() else {
+            return Vec::new();
+        };
+        let outer_from = s
+            .from
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut parts = correlated::conjuncts(selection);
+        let mut joins = Vec::new();
+        let mut aliases = Vec::new();
+        for c in &mut parts {
+            for e in correlated::strict_subqueries(c) {
+                let Expr::Subquery(q) = &*e else { continue };
+                let Some(d) = self.decorrelate(q, &outer_from) else {
+                    continue;
+                };
+                self.subquery_count += 1;
+                let alias = format!("__mv_scalar{}", self.subquery_count);
+                *e = column(&alias);
+                for (i, o) in d.outer.into_iter().enumerate() {
+                    joins.push(Expr::BinaryOp {
+                        left: Box::new(Expr::CompoundIdentifier(vec![
+                            Ident::new(&alias),
+                            Ident::new(correlated::key_name(i)),
+                        ])),
+                        op: BinaryOperator::Eq,
+                        right: Box::new(o),
+                    });
+                }
+                aliases.push(alias.clone());
+                derived.push((alias, d.query));
+            }
+        }
+        parts.extend(joins);
+        s.selection = correlated::and_all(parts);
+        aliases
     }
 
     /// The subquery with its one column named [`VALUE`], when it is an uncorrelated ungrouped
@@ -99,7 +154,7 @@ impl Analyzer<'_> {
 
 /// The derived table's one column. Names in the `__mv_` space are the compiler's own (a
 /// definition using one recomputes), so it cannot clash with a column of the block.
-const VALUE: &str = "__mv_value";
+pub(super) const VALUE: &str = "__mv_value";
 
 /// `alias.__mv_value`.
 fn column(alias: &str) -> Expr {
