@@ -374,6 +374,11 @@ fn scalar_subqueries_over_an_aggregate() {
         "SELECT t.k, (SELECT count(*) FROM u) AS nu, (SELECT sum(w) FROM u WHERE w > 2) AS sw FROM t",
         "SELECT g, sum(v) AS s FROM t GROUP BY g HAVING sum(v) > (SELECT sum(w) FROM u) / 4",
         "SELECT count(*) AS n, sum(v) AS s FROM t WHERE k < (SELECT count(*) FROM u)",
+        // Over a CTE of the query (TPC-H Q15): the subquery reads the grouped CTE.
+        "WITH r AS (SELECT k, sum(v) AS s FROM t GROUP BY k) \
+         SELECT u.name, r.s FROM u, r WHERE u.k = r.k AND r.s = (SELECT max(s) FROM r)",
+        "WITH r AS (SELECT g, count(*) AS n FROM t GROUP BY g) \
+         SELECT r.g FROM r WHERE r.n > (SELECT avg(n) FROM r)",
     ] {
         shape(q);
     }

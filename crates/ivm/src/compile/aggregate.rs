@@ -43,7 +43,7 @@ impl Analyzer<'_> {
     /// the select list (`count(*) FILTER (WHERE EXISTS …)`, `sum(CASE WHEN x IN … THEN …)`)
     /// make the input a union of copies (see `select_tests`), aggregated as one.
     pub(super) fn aggregate(&mut self, s: &Select, scope: &Scope) -> R<Aggregate> {
-        if let Some(s) = self.scalar_subqueries(s)? {
+        if let Some(s) = self.scalar_subqueries(s, scope)? {
             return self.aggregate(&s, scope);
         }
         self.check_select(s)?;

@@ -113,7 +113,13 @@ impl Analyzer<'_> {
     /// `q` read as a grouped derived table, when it is an ungrouped aggregate correlated to the
     /// block by `inner = outer` column conjuncts only and both conditions of the module hold.
     /// `outer_from` is the block's FROM, to learn the outer columns' types.
-    pub(super) fn decorrelate(&mut self, q: &Query, outer_from: &str) -> Option<Decorrelated> {
+    /// `with` names the CTEs in scope, for the probes DuckDB binds.
+    pub(super) fn decorrelate(
+        &mut self,
+        q: &Query,
+        outer_from: &str,
+        with: &str,
+    ) -> Option<Decorrelated> {
         let plain = q.with.is_none()
             && q.order_by.is_none()
             && q.limit_clause.is_none()
@@ -143,7 +149,7 @@ impl Analyzer<'_> {
         let mut outer = Vec::new();
         let mut rest = Vec::new();
         for c in inner.selection.clone().map(conjuncts).unwrap_or_default() {
-            match self.correlation(&c, &from) {
+            match self.correlation(&c, &from, with) {
                 Some((i, o)) => {
                     keys.push(i);
                     outer.push(o);
@@ -173,11 +179,14 @@ impl Analyzer<'_> {
             .collect();
         s.group_by = GroupByExpr::Expressions(keys.clone(), Vec::new());
         let text = grouped.to_string();
-        if !self.db.binds_alone(&text) || !self.null_when_empty(value, &from) {
+        if !self.db.binds_alone(&format!("{with}{text}"))
+            || !self.null_when_empty(value, &from, with)
+        {
             return None;
         }
-        let key_types = self.types(&format!("SELECT {} FROM {from}", list(&keys)))?;
-        let outer_types = self.types(&format!("SELECT {} FROM {outer_from}", list(&outer)))?;
+        let key_types = self.types(&format!("{with}SELECT {} FROM {from}", list(&keys)))?;
+        let outer_types =
+            self.types(&format!("{with}SELECT {} FROM {outer_from}", list(&outer)))?;
         if key_types != outer_types {
             return None;
         }
@@ -189,7 +198,7 @@ impl Analyzer<'_> {
 
     /// `(inner, outer)` when `c` is `x = y` of two columns of which exactly one is the
     /// subquery's own (SQL resolves a name in the innermost scope that has it).
-    fn correlation(&mut self, c: &Expr, from: &str) -> Option<(Expr, Expr)> {
+    fn correlation(&mut self, c: &Expr, from: &str, with: &str) -> Option<(Expr, Expr)> {
         let Expr::BinaryOp {
             left,
             op: BinaryOperator::Eq,
@@ -202,7 +211,10 @@ impl Analyzer<'_> {
         if !column(left) || !column(right) {
             return None;
         }
-        let mut own = |e: &Expr| self.db.binds_alone(&format!("SELECT {e} FROM {from}"));
+        let mut own = |e: &Expr| {
+            self.db
+                .binds_alone(&format!("{with}SELECT {e} FROM {from}"))
+        };
         match (own(left), own(right)) {
             (true, false) => Some((*left.clone(), *right.clone())),
             (false, true) => Some((*right.clone(), *left.clone())),
@@ -211,8 +223,8 @@ impl Analyzer<'_> {
     }
 
     /// Whether the aggregate expression `value` is NULL over no rows.
-    fn null_when_empty(&mut self, value: &Expr, from: &str) -> bool {
-        let probe = format!("SELECT ({value}) IS NULL FROM {from} WHERE FALSE");
+    fn null_when_empty(&mut self, value: &Expr, from: &str, with: &str) -> bool {
+        let probe = format!("{with}SELECT ({value}) IS NULL FROM {from} WHERE FALSE");
         if !self.db.binds_alone(&probe) {
             return false;
         }

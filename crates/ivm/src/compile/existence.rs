@@ -223,7 +223,7 @@ impl Analyzer<'_> {
         let SetExpr::Select(s) = q.body.as_ref() else {
             return full("a set operation inside EXISTS/IN");
         };
-        let rewritten = self.scalar_subqueries(s)?;
+        let rewritten = self.scalar_subqueries(s, &inner_scope)?;
         let s = rewritten.as_ref().unwrap_or(s);
         self.check_select(s)?;
         let (items, mut preds, y) = if self.is_aggregate(s) {
@@ -243,7 +243,7 @@ impl Analyzer<'_> {
         } else {
             let mut from = self.from(s, &inner_scope)?;
             if !from.exists.is_empty() || !from.guards.is_empty() {
-                from = self.nest(s, from)?;
+                from = self.nest(s, from, &inner_scope)?;
             }
             let y = match s.projection.as_slice() {
                 [SelectItem::UnnamedExpr(e)] | [SelectItem::ExprWithAlias { expr: e, .. }] => {
@@ -299,7 +299,8 @@ impl Analyzer<'_> {
     /// the outer test reads a relation whose change is known. Only when the tests refer to
     /// nothing outside the subquery (DuckDB binds them on their own) and x is one table or
     /// subquery. Over a comma join, x is the item the tests refer to alone.
-    fn nest(&mut self, s: &Select, mut from: BlockFrom) -> R<BlockFrom> {
+    fn nest(&mut self, s: &Select, mut from: BlockFrom, scope: &Scope) -> R<BlockFrom> {
+        let with = super::scalar::with_clause(scope);
         if from.items.len() != s.from.len() {
             return full("a nested EXISTS/IN over a join");
         }
@@ -313,7 +314,11 @@ impl Analyzer<'_> {
             .map(|c| format!("({c})"))
             .collect();
         let mut alone = |t: &sqlparser::ast::TableWithJoins| {
-            let sql = format!("SELECT * FROM {} WHERE {}", t.relation, tests.join(" AND "));
+            let sql = format!(
+                "{with}SELECT * FROM {} WHERE {}",
+                t.relation,
+                tests.join(" AND ")
+            );
             t.joins.is_empty() && self.db.binds_alone(&sql)
         };
         let Some(i) = s.from.iter().position(&mut alone) else {

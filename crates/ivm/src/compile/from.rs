@@ -263,7 +263,7 @@ impl Analyzer<'_> {
         scope: &Scope,
         names: Option<Vec<String>>,
     ) -> R<Block> {
-        if let Some(s) = self.scalar_subqueries(s)? {
+        if let Some(s) = self.scalar_subqueries(s, scope)? {
             return self.spj(&s, scope, names);
         }
         self.check_select(s)?;

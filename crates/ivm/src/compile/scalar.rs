@@ -14,18 +14,20 @@ use sqlparser::ast::{
     TableFactor, TableWithJoins, VisitMut, VisitorMut,
 };
 
-use super::{correlated, Analyzer, R};
+use super::{correlated, Analyzer, Scope, R};
 
 impl Analyzer<'_> {
     /// `s` with each scalar subquery of its own level that qualifies turned into a column of a
     /// derived table; None when none does.
-    pub(super) fn scalar_subqueries(&mut self, s: &Select) -> R<Option<Select>> {
+    pub(super) fn scalar_subqueries(&mut self, s: &Select, scope: &Scope) -> R<Option<Select>> {
+        let with = with_clause(scope);
         // In a grouped block the value is a key. An ungrouped aggregate has no keys: there the
         // value may only filter rows (elsewhere it is a stray column, and the view recomputes).
         let grouped = matches!(&s.group_by, GroupByExpr::Expressions(keys, _) if !keys.is_empty());
         let mut out = s.clone();
         let mut found = Found {
             an: self,
+            with: &with,
             depth: 0,
             derived: Vec::new(),
         };
@@ -37,7 +39,7 @@ impl Analyzer<'_> {
         let _ = VisitMut::visit(&mut out.selection, &mut found);
         let _ = VisitMut::visit(&mut out.having, &mut found);
         let mut derived = found.derived;
-        let correlated = self.correlated_in_where(&mut out, &mut derived);
+        let correlated = self.correlated_in_where(&mut out, &mut derived, &with);
         if derived.is_empty() {
             return Ok(None);
         }
@@ -78,6 +80,7 @@ impl Analyzer<'_> {
         &mut self,
         s: &mut Select,
         derived: &mut Vec<(String, Query)>,
+        with: &str,
     ) -> Vec<String> {
         let Some(selection) = s.selection.take() else {
             return Vec::new();
@@ -94,7 +97,7 @@ impl Analyzer<'_> {
         for c in &mut parts {
             for e in correlated::strict_subqueries(c) {
                 let Expr::Subquery(q) = &*e else { continue };
-                let Some(d) = self.decorrelate(q, &outer_from) else {
+                let Some(d) = self.decorrelate(q, &outer_from, with) else {
                     continue;
                 };
                 self.subquery_count += 1;
@@ -121,7 +124,7 @@ impl Analyzer<'_> {
 
     /// The subquery with its one column named [`VALUE`], when it is an uncorrelated ungrouped
     /// aggregate without clauses that could leave it without its row.
-    fn one_row(&mut self, q: &Query) -> Option<Query> {
+    fn one_row(&mut self, q: &Query, with: &str) -> Option<Query> {
         let plain = q.with.is_none()
             && q.order_by.is_none()
             && q.limit_clause.is_none()
@@ -138,7 +141,7 @@ impl Analyzer<'_> {
         if !plain || !ungrouped || inner.having.is_some() || inner.distinct.is_some() {
             return None;
         }
-        if !self.is_aggregate(inner) || !self.db.binds_alone(&q.to_string()) {
+        if !self.is_aggregate(inner) || !self.db.binds_alone(&format!("{with}{q}")) {
             return None;
         }
         let mut one = q.clone();
@@ -150,6 +153,21 @@ impl Analyzer<'_> {
         }
         Some(one)
     }
+}
+
+/// `WITH name AS (query), … ` for the CTEs in scope, so a subquery reading them binds on its
+/// own; empty without CTEs, or when one name shadows another (the bind then fails, and the
+/// subquery stays as it is).
+pub(super) fn with_clause(scope: &Scope) -> String {
+    let mut names = std::collections::HashSet::new();
+    if scope.is_empty() || !scope.iter().all(|(n, _)| names.insert(n)) {
+        return String::new();
+    }
+    let ctes: Vec<String> = scope
+        .iter()
+        .map(|(n, q)| format!("{} AS ({q})", crate::text::ident(n)))
+        .collect();
+    format!("WITH {} ", ctes.join(", "))
 }
 
 /// The derived table's one column. Names in the `__mv_` space are the compiler's own (a
@@ -165,6 +183,7 @@ fn column(alias: &str) -> Expr {
 /// queries are their own blocks).
 struct Found<'x, 'a> {
     an: &'x mut Analyzer<'a>,
+    with: &'x str,
     depth: usize,
     derived: Vec<(String, Query)>,
 }
@@ -184,7 +203,7 @@ impl VisitorMut for Found<'_, '_> {
             return ControlFlow::Continue(());
         }
         if let Expr::Subquery(q) = e {
-            if let Some(one) = self.an.one_row(q) {
+            if let Some(one) = self.an.one_row(q, self.with) {
                 self.an.subquery_count += 1;
                 let alias = format!("__mv_scalar{}", self.an.subquery_count);
                 *e = column(&alias);

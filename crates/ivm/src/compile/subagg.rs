@@ -45,8 +45,9 @@ impl Analyzer<'_> {
             });
         }
         // The static check catches the usual forms; DuckDB binding the subquery on its own
-        // catches the rest (ON predicates, derived tables).
-        if self.correlated(s, &agg) || !self.db.binds_alone(&s.to_string()) {
+        // catches the rest (ON predicates, derived tables), with the CTEs in scope.
+        let with = super::scalar::with_clause(scope);
+        if self.correlated(s, &agg) || !self.db.binds_alone(&format!("{with}{s}")) {
             return full("a correlated aggregate subquery");
         }
         self.exact_sums(&agg)?;
