@@ -415,6 +415,20 @@ fn min_max_in_aggregate_subqueries() {
     }
 }
 
+/// An aggregate subquery over an outer join (TPC-H Q13: customers counted by their number of
+/// orders, zero included) is a relation like any other aggregate subquery.
+#[test]
+fn aggregate_subqueries_over_outer_joins() {
+    for q in [
+        "SELECT c, count(*) AS n FROM (SELECT t.k, count(u.k) AS c FROM t LEFT JOIN u \
+         ON t.k = u.k AND u.name <> 'b' GROUP BY t.k) AS s GROUP BY c",
+        "SELECT s.g, s.n FROM (SELECT t.g, count(*) AS n, sum(u.w) AS sw FROM u RIGHT JOIN t \
+         ON t.k = u.k GROUP BY t.g) AS s WHERE s.n > 1",
+    ] {
+        shape(q);
+    }
+}
+
 /// A scalar subquery correlated by equal columns and compared in a WHERE conjunct (TPC-H Q17,
 /// Q20) is the one group of the grouped subquery whose key is the outer row's: the block reads
 /// the grouped query as a derived table joined on the keys, maintained incrementally.

@@ -7,7 +7,8 @@ use std::collections::HashSet;
 use sqlparser::ast::{Expr, GroupByExpr, Select, SelectItem, Visit};
 
 use super::super::agg;
-use super::super::plan::{AggKind, Aggregate, ItemFrom, Rel, SubAgg};
+use super::super::outer::Tree;
+use super::super::plan::{AggKind, Aggregate, Item, ItemFrom, Rel, SubAgg};
 use super::{full, Analyzer, FnVisitor, Scope, R};
 
 impl Analyzer<'_> {
@@ -67,17 +68,9 @@ impl Analyzer<'_> {
         let mut aliases = HashSet::new();
         let mut columns: HashSet<String> = HashSet::new();
         for item in &agg.input.items {
-            aliases.insert(item.alias.trim_matches('"').to_lowercase());
-            let cols: &[String] = match &item.from {
-                ItemFrom::Source(i) => &self.sources[*i].columns,
-                ItemFrom::Sub(rel) => match rel.as_ref() {
-                    Rel::Block(b) => &b.names,
-                    Rel::Agg(sa) => &sa.names,
-                    Rel::Union(_) => return true,
-                },
-                ItemFrom::Tree(_) => return true,
-            };
-            columns.extend(cols.iter().map(|c| c.to_lowercase()));
+            if !self.place(item, &mut aliases, &mut columns) {
+                return true;
+            }
         }
         // Select-list aliases name columns in GROUP BY and HAVING, not in WHERE (where the
         // compiled input could not resolve them).
@@ -117,6 +110,42 @@ impl Analyzer<'_> {
             keys.iter().for_each(|e| check(e, true));
         }
         outside
+    }
+
+    /// Adds the alias and column names `item` brings into scope (a join tree's: its leaves');
+    /// false when they cannot be known.
+    fn place(
+        &self,
+        item: &Item,
+        aliases: &mut HashSet<String>,
+        columns: &mut HashSet<String>,
+    ) -> bool {
+        let cols: &[String] = match &item.from {
+            ItemFrom::Source(i) => &self.sources[*i].columns,
+            ItemFrom::Sub(rel) => match rel.as_ref() {
+                Rel::Block(b) => &b.names,
+                Rel::Agg(sa) => &sa.names,
+                Rel::Union(_) => return false,
+            },
+            ItemFrom::Tree(t) => return self.place_tree(t, aliases, columns),
+        };
+        aliases.insert(item.alias.trim_matches('"').to_lowercase());
+        columns.extend(cols.iter().map(|c| c.to_lowercase()));
+        true
+    }
+
+    fn place_tree(
+        &self,
+        t: &Tree,
+        aliases: &mut HashSet<String>,
+        columns: &mut HashSet<String>,
+    ) -> bool {
+        match t {
+            Tree::Leaf(item) => self.place(item, aliases, columns),
+            Tree::Join { left, right, .. } => {
+                self.place_tree(left, aliases, columns) && self.place_tree(right, aliases, columns)
+            }
+        }
     }
 
     /// Refuses SUM/AVG of floating-point values: their state taken back by subtraction need
