@@ -3,20 +3,28 @@
 //! the oldest has waited), what its last refresh did, and what the background refresher last
 //! said about it.
 //!
-//! Pending rows and their age are read from each (view, source) reader's part of its change log
-//! by name, so the view is rewritten whenever the set of views changes.
+//! Pending rows and their age are counted per change log, one `UNION ALL` branch per log
+//! naming its table, so the view is rewritten whenever the set of views changes. A branch per
+//! log rather than a subquery per (view, source) keeps the view's plan small: DuckDB orders
+//! the joins of every scalar subquery of a statement together, and with a few dozen views that
+//! took seconds for a one-row `SELECT`.
 
 use super::text::lit;
 use super::{IvmError, Sql};
 
-/// The newest column of `duckmv.views`: a database whose view lacks it gets the view again.
+/// The newest column of `duckmv.views`.
 const NEWEST_COLUMN: &str = "last_refresh_reason";
 
-/// Rewrites `duckmv.views` when it is missing or older than this version's.
+/// The name of the view's per-reader counts; a view whose text lacks it is of the layout with
+/// a subquery per reader, and is written again.
+const LAYOUT: &str = "_mv_pending";
+
+/// Rewrites `duckmv.views` when it is missing or of an older layout.
 pub fn ensure_current(db: &mut dyn Sql) -> Result<(), IvmError> {
     let current = db.query(&format!(
-        "SELECT 1 FROM information_schema.columns WHERE table_schema = 'duckmv' AND table_name = 'views' \
-         AND column_name = {}",
+        "SELECT 1 FROM duckdb_views() WHERE schema_name = 'duckmv' AND view_name = 'views' \
+         AND contains(sql, {}) AND contains(sql, {})",
+        lit(LAYOUT),
         lit(NEWEST_COLUMN)
     ))?;
     if current.is_empty() {
@@ -25,129 +33,89 @@ pub fn ensure_current(db: &mut dyn Sql) -> Result<(), IvmError> {
     Ok(())
 }
 
-/// One reader of a change log: the view, the source it labels, its delta view and log table.
-struct Reader {
-    view_id: String,
-    label: String,
-    delta: String,
-    log: Option<String>,
-}
-
 /// Rebuilds `duckmv.views`.
 pub fn regenerate(db: &mut dyn Sql) -> Result<(), IvmError> {
-    let rows = db.query(
-        "SELECT s.view_id, s.source_schema, s.source_name, s.delta_table, l.log_table \
-         FROM _duckmv.view_sources s LEFT JOIN _duckmv.log_readers r ON r.reader = s.delta_table \
-         LEFT JOIN _duckmv.change_logs l ON l.id = r.log_id \
-         WHERE s.delta_table IS NOT NULL ORDER BY s.view_id, s.source_schema, s.source_name",
-    )?;
-    let readers: Vec<Reader> = rows
+    let logs = db.query("SELECT id, log_table FROM _duckmv.change_logs ORDER BY id")?;
+    let logs: Vec<(String, String)> = logs
         .into_iter()
-        .map(|r| {
-            let get = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
-            Reader {
-                view_id: get(0),
-                label: format!("{}.{}:", get(1), get(2)),
-                delta: get(3),
-                log: r.get(4).cloned().flatten(),
-            }
-        })
+        .filter_map(|r| Some((r.first()?.clone()?, r.get(1)?.clone()?)))
         .collect();
-    let pending = per_view(
-        &readers,
-        "CAST(NULL AS VARCHAR)",
-        |parts| format!("concat_ws(', ', {})", parts.join(", ")),
-        |r| format!("{} || (SELECT count(*) FROM {})", lit(&r.label), r.delta),
-    );
-    let since = per_view(
-        &readers,
-        "CAST(NULL AS TIMESTAMP)",
-        |parts| format!("least({})", parts.join(", ")),
-        oldest_sql,
-    );
-    db.exec(&format!(
-        "CREATE OR REPLACE VIEW duckmv.views AS SELECT v.name, v.schema, v.definition, v.populated, \
-         v.strategy, {pending} AS pending, v.last_refresh AS last_refresh_at, v.last_refresh_mode, \
-         v.duration_ms, v.rows_changed, coalesce(v.refresh_policy, 'on demand') AS refresh_policy, \
-         {since} AS pending_since, CAST(now() AS TIMESTAMP) - ({since}) AS behind, \
-         st.status AS refresher_status, v.last_refresh_reason AS {NEWEST_COLUMN} \
-         FROM _duckmv.views v LEFT JOIN _duckmv.refresher_status st ON st.view_id = v.id"
-    ))?;
+    // Readers of the per-view delta tables of older databases, until their upgrade.
+    let unlogged = db.query(
+        "SELECT s.delta_table FROM _duckmv.view_sources s WHERE s.delta_table IS NOT NULL \
+         AND NOT EXISTS (SELECT 1 FROM _duckmv.log_readers r WHERE r.reader = s.delta_table)",
+    )?;
+    let unlogged: Vec<String> = unlogged
+        .into_iter()
+        .filter_map(|r| r.first()?.clone())
+        .collect();
+    db.exec(&view_sql(&logs, &unlogged))?;
     Ok(())
 }
 
-/// When the oldest row pending for this reader was written (NULL when none is).
-fn oldest_sql(r: &Reader) -> String {
-    match &r.log {
-        Some(log) => format!(
-            "(SELECT min(_mv_l._mv_at) FROM {log} AS _mv_l, _duckmv.log_readers AS _mv_r \
-             WHERE _mv_r.reader = {} AND _mv_l._mv_pos > _mv_r.consumed)",
-            lit(&r.delta)
-        ),
-        None => "CAST(NULL AS TIMESTAMP)".into(),
-    }
+/// The view over the catalog, with `pending` and `pending_since` from `pending_sql`.
+fn view_sql(logs: &[(String, String)], unlogged: &[String]) -> String {
+    format!(
+        "CREATE OR REPLACE VIEW duckmv.views AS WITH {LAYOUT} AS ({}), \
+         _mv_per_view AS (SELECT s.view_id, string_agg(s.source_schema || '.' || s.source_name \
+         || ':' || CAST(p.n AS VARCHAR), ', ' ORDER BY s.source_schema, s.source_name) AS pending, \
+         min(p.since) AS since FROM _duckmv.view_sources s JOIN {LAYOUT} p \
+         ON p.reader = s.delta_table GROUP BY s.view_id) \
+         SELECT v.name, v.schema, v.definition, v.populated, \
+         v.strategy, pv.pending AS pending, v.last_refresh AS last_refresh_at, v.last_refresh_mode, \
+         v.duration_ms, v.rows_changed, coalesce(v.refresh_policy, 'on demand') AS refresh_policy, \
+         pv.since AS pending_since, CAST(now() AS TIMESTAMP) - pv.since AS behind, \
+         st.status AS refresher_status, v.last_refresh_reason AS {NEWEST_COLUMN} \
+         FROM _duckmv.views v LEFT JOIN _mv_per_view pv ON pv.view_id = v.id \
+         LEFT JOIN _duckmv.refresher_status st ON st.view_id = v.id",
+        pending_sql(logs, unlogged)
+    )
 }
 
-/// `CASE v.id WHEN … THEN combine(part of each reader) … END`, or `none` without readers.
-fn per_view(
-    readers: &[Reader],
-    none: &str,
-    combine: impl Fn(&[String]) -> String,
-    part: impl Fn(&Reader) -> String,
-) -> String {
-    let mut cases: Vec<(&str, Vec<String>)> = Vec::new();
-    for r in readers {
-        match cases.last_mut() {
-            Some((id, parts)) if *id == r.view_id => parts.push(part(r)),
-            _ => cases.push((&r.view_id, vec![part(r)])),
-        }
-    }
-    if cases.is_empty() {
-        return none.to_string();
-    }
-    let whens: Vec<String> = cases
+/// `(reader, n, since)`: how many rows each reader has pending and when the oldest was written.
+/// One branch per change log (its readers left-joined to the rows past their position), one
+/// per reader of an older delta table (which has no age).
+fn pending_sql(logs: &[(String, String)], unlogged: &[String]) -> String {
+    let mut branches: Vec<String> = logs
         .iter()
-        .map(|(id, parts)| format!("WHEN {id} THEN {}", combine(parts)))
+        .map(|(id, table)| {
+            format!(
+                "SELECT r.reader, count(l._mv_pos) AS n, min(l._mv_at) AS since \
+                 FROM _duckmv.log_readers r LEFT JOIN {table} l ON l._mv_pos > r.consumed \
+                 WHERE r.log_id = {id} GROUP BY r.reader"
+            )
+        })
         .collect();
-    format!("CASE v.id {} END", whens.join(" "))
+    branches.extend(unlogged.iter().map(|delta| {
+        format!(
+            "SELECT {} AS reader, count(*) AS n, CAST(NULL AS TIMESTAMP) AS since FROM {delta}",
+            lit(delta)
+        )
+    }));
+    if branches.is_empty() {
+        return "SELECT CAST(NULL AS VARCHAR) AS reader, CAST(0 AS BIGINT) AS n, \
+                CAST(NULL AS TIMESTAMP) AS since WHERE FALSE"
+            .into();
+    }
+    branches.join(" UNION ALL ")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn reader(id: &str, label: &str, log: Option<&str>) -> Reader {
-        Reader {
-            view_id: id.into(),
-            label: label.into(),
-            delta: format!("_duckmv.delta_{id}_{label}"),
-            log: log.map(str::to_string),
-        }
-    }
-
     #[test]
-    fn one_case_per_view_with_a_part_per_source() {
-        let rs = [
-            reader("1", "a", Some("_duckmv.log_1")),
-            reader("1", "b", Some("_duckmv.log_2")),
-            reader("2", "a", None),
+    fn one_branch_per_log_and_per_older_reader() {
+        let logs = [
+            ("1".to_string(), "_duckmv.log_1".to_string()),
+            ("2".to_string(), "_duckmv.log_2".to_string()),
         ];
-        let got = per_view(&rs, "NONE", |p| p.join("+"), |r| r.label.clone());
-        assert_eq!(got, "CASE v.id WHEN 1 THEN a+b WHEN 2 THEN a END");
-        assert_eq!(
-            per_view(&[], "NONE", |p| p.join("+"), |r| r.label.clone()),
-            "NONE"
-        );
-    }
-
-    #[test]
-    fn a_reader_without_a_log_has_no_age() {
-        assert_eq!(
-            oldest_sql(&reader("3", "a", None)),
-            "CAST(NULL AS TIMESTAMP)"
-        );
-        let with_log = oldest_sql(&reader("3", "a", Some("_duckmv.log_7")));
-        assert!(with_log.contains("FROM _duckmv.log_7"), "{with_log}");
-        assert!(with_log.contains("'_duckmv.delta_3_a'"), "{with_log}");
+        let got = pending_sql(&logs, &["_duckmv.delta_3_a".to_string()]);
+        assert_eq!(got.matches(" UNION ALL ").count(), 2, "{got}");
+        assert!(got.contains("JOIN _duckmv.log_2 l"), "{got}");
+        assert!(got.contains("r.log_id = 2"), "{got}");
+        assert!(got.contains("'_duckmv.delta_3_a' AS reader"), "{got}");
+        assert!(!pending_sql(&[], &[]).contains("UNION"));
+        assert!(view_sql(&logs, &[]).contains(LAYOUT));
     }
 }
