@@ -68,6 +68,16 @@ pub struct Args {
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
 
+    /// With `--tpch`, also each query with its published ORDER BY / LIMIT, as
+    /// `tpch_qN_ordered` (18 more views).
+    #[arg(long)]
+    pub ordered: bool,
+
+    /// With `--tpch`, check every view against its query after every refresh, not only after
+    /// the first repetition of each size (for tests: the check is not timed but costs time).
+    #[arg(long)]
+    pub check_every_refresh: bool,
+
     /// Measure refresh policies instead (issue 18): the writer's cost of an immediate view
     /// and the lag of `every 1 second` (`--sf` sets the bulk insert: 1M rows × sf).
     #[arg(long)]
@@ -108,6 +118,12 @@ impl Args {
             line.push_str(&format!(" --tpch --refresh-mode {}", self.refresh_mode));
             if self.skip_full {
                 line.push_str(" --skip-full");
+            }
+            if self.ordered {
+                line.push_str(" --ordered");
+            }
+            if self.check_every_refresh {
+                line.push_str(" --check-every-refresh");
             }
             if !self.only.is_empty() {
                 line.push_str(&format!(" --only {}", self.only.join(",")));

@@ -16,7 +16,7 @@ use crate::report::{percent, RefreshPoint, ViewResult};
 use crate::stats::ms;
 use crate::tpch_changes::{self, Batch};
 use crate::tpch_data::{self, Scale};
-use crate::tpch_queries::QUERIES;
+use crate::tpch_queries;
 use crate::tpch_report::{self, TpchResults};
 
 /// Runs the TPC-H benchmark; Ok(false) when a view failed its oracle or its refresh.
@@ -45,11 +45,11 @@ pub async fn main(args: Args) -> Result<bool, BenchError> {
     Ok(results.failures.is_empty())
 }
 
-/// The views this run measures: all 22, or those named by `--only`.
-fn selected(args: &Args) -> Vec<(&'static str, &'static str)> {
-    QUERIES
-        .iter()
-        .copied()
+/// The views this run measures: all 22 (and their ordered forms with `--ordered`), or those
+/// named by `--only`.
+fn selected(args: &Args) -> Vec<(String, String)> {
+    tpch_queries::views(args.ordered)
+        .into_iter()
         .filter(|(n, _)| args.only.is_empty() || args.only.iter().any(|o| o == n))
         .collect()
 }
@@ -60,14 +60,14 @@ struct Run<'a> {
     scale: Scale,
     lines: u64,
     next_order: u64,
-    live: Vec<(&'static str, &'static str)>,
+    live: Vec<(String, String)>,
     failures: Vec<String>,
 }
 
 async fn bench(args: &Args, dsn: &str) -> Result<TpchResults, BenchError> {
     let client = connect(dsn).await?;
     let scale = Scale::at(args.sf);
-    for (name, _) in QUERIES {
+    for (name, _) in tpch_queries::views(true) {
         let _ = exec(&client, &format!("DROP MATERIALIZED VIEW IF EXISTS {name}")).await;
     }
     for t in tpch_data::TABLES.iter().rev() {
@@ -89,7 +89,7 @@ async fn bench(args: &Args, dsn: &str) -> Result<TpchResults, BenchError> {
     let mut views = Vec::new();
     let mut live = Vec::new();
     for (name, query) in selected(args) {
-        let r = create_view(&client, name, query).await;
+        let r = create_view(&client, &name, &query).await;
         if r.created {
             live.push((name, query));
         }
@@ -191,7 +191,7 @@ impl Run<'_> {
     fn fail(&mut self, view: &str, what: String) {
         eprintln!("!!!!!!!! {view}: {what}");
         self.failures.push(format!("{view}: {what}"));
-        self.live.retain(|(n, _)| *n != view);
+        self.live.retain(|(n, _)| n != view);
     }
 
     async fn set_mode(&self, mode: &str) -> Result<(), BenchError> {
@@ -220,7 +220,7 @@ impl Run<'_> {
                     Err(e) => {
                         p.oracle = format!("error: REFRESH failed: {e}");
                         self.fail(
-                            name,
+                            &name,
                             format!("at {}: REFRESH failed: {e}", percent(fraction)),
                         );
                         continue;
@@ -230,20 +230,20 @@ impl Run<'_> {
                     format!("SELECT last_refresh_mode FROM duckmv.views WHERE name = '{name}'");
                 let mode = scalar(self.client, &mode).await.ok().flatten();
                 p.modes.push(mode.unwrap_or_else(|| "?".into()));
-                if rep == 0 {
-                    match scalar_i64(self.client, &oracle_sql(name, query)).await {
+                if rep == 0 || self.args.check_every_refresh {
+                    match scalar_i64(self.client, &oracle_sql(&name, &query)).await {
                         Ok(0) => p.oracle = "pass".into(),
                         Ok(n) => {
                             p.oracle = format!("FAIL: {n} rows differ");
                             self.fail(
-                                name,
+                                &name,
                                 format!("at {}: oracle FAILED, {n} rows differ", percent(fraction)),
                             );
                         }
                         Err(e) => {
                             p.oracle = format!("error: {e}");
                             self.fail(
-                                name,
+                                &name,
                                 format!("at {}: oracle failed: {e}", percent(fraction)),
                             );
                         }
@@ -263,7 +263,7 @@ impl Run<'_> {
                     let p = points.iter_mut().find(|p| p.view == name).unwrap();
                     match timed(self.client, &format!("REFRESH MATERIALIZED VIEW {name}")).await {
                         Ok(d) => p.full_refresh_ms.push(ms(d)),
-                        Err(e) => self.fail(name, format!("forced full REFRESH failed: {e}")),
+                        Err(e) => self.fail(&name, format!("forced full REFRESH failed: {e}")),
                     }
                 }
             }
