@@ -16,7 +16,7 @@
 //! a refresh recomputes the groups the change touches, and the outer rows that read them.
 
 use sqlparser::ast::{
-    BinaryOperator, Expr, GroupByExpr, Ident, Query, SelectItem, SetExpr, UnaryOperator,
+    BinaryOperator, Expr, GroupByExpr, Ident, Query, Select, SelectItem, SetExpr, UnaryOperator,
 };
 
 use super::Analyzer;
@@ -110,16 +110,10 @@ pub(super) fn and_all(parts: Vec<Expr>) -> Option<Expr> {
 }
 
 impl Analyzer<'_> {
-    /// `q` read as a grouped derived table, when it is an ungrouped aggregate correlated to the
-    /// block by `inner = outer` column conjuncts only and both conditions of the module hold.
-    /// `outer_from` is the block's FROM, to learn the outer columns' types.
-    /// `with` names the CTEs in scope, for the probes DuckDB binds.
-    pub(super) fn decorrelate(
-        &mut self,
-        q: &Query,
-        outer_from: &str,
-        with: &str,
-    ) -> Option<Decorrelated> {
+    /// The SELECT of `q` and its one select-list expression, when `q` is an ungrouped aggregate
+    /// without clauses that could leave it without its one row (WITH, ORDER BY, LIMIT, HAVING,
+    /// DISTINCT).
+    pub(super) fn one_value<'q>(&self, q: &'q Query) -> Option<(&'q Select, &'q Expr)> {
         let plain = q.with.is_none()
             && q.order_by.is_none()
             && q.limit_clause.is_none()
@@ -136,9 +130,20 @@ impl Analyzer<'_> {
         if !plain || !ungrouped || inner.having.is_some() || inner.distinct.is_some() {
             return None;
         }
-        if !self.is_aggregate(inner) {
-            return None;
-        }
+        self.is_aggregate(inner).then_some((inner.as_ref(), value))
+    }
+
+    /// `q` read as a grouped derived table, when it is an ungrouped aggregate correlated to the
+    /// block by `inner = outer` column conjuncts only and both conditions of the module hold.
+    /// `outer_from` is the block's FROM, to learn the outer columns' types.
+    /// `with` names the CTEs in scope, for the probes DuckDB binds.
+    pub(super) fn decorrelate(
+        &mut self,
+        q: &Query,
+        outer_from: &str,
+        with: &str,
+    ) -> Option<Decorrelated> {
+        let (inner, value) = self.one_value(q)?;
         let from = inner
             .from
             .iter()

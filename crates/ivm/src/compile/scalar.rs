@@ -125,23 +125,9 @@ impl Analyzer<'_> {
     /// The subquery with its one column named [`VALUE`], when it is an uncorrelated ungrouped
     /// aggregate without clauses that could leave it without its row.
     fn one_row(&mut self, q: &Query, with: &str) -> Option<Query> {
-        let plain = q.with.is_none()
-            && q.order_by.is_none()
-            && q.limit_clause.is_none()
-            && q.fetch.is_none();
-        let SetExpr::Select(inner) = q.body.as_ref() else {
-            return None;
-        };
-        let ungrouped = matches!(&inner.group_by, GroupByExpr::Expressions(k, _) if k.is_empty());
-        let [SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. }] =
-            inner.projection.as_slice()
-        else {
-            return None;
-        };
-        if !plain || !ungrouped || inner.having.is_some() || inner.distinct.is_some() {
-            return None;
-        }
-        if !self.is_aggregate(inner) || !self.db.binds_alone(&format!("{with}{q}")) {
+        let (_, e) = self.one_value(q)?;
+        let e = e.clone();
+        if !self.db.binds_alone(&format!("{with}{q}")) {
             return None;
         }
         let mut one = q.clone();
