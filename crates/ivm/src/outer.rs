@@ -36,6 +36,20 @@ pub enum Tree {
     },
 }
 
+impl Tree {
+    /// The tables, views and subqueries the tree joins, left to right.
+    pub fn leaves(&self) -> Vec<&Item> {
+        match self {
+            Tree::Leaf(item) => vec![item],
+            Tree::Join { left, right, .. } => {
+                let mut out = left.leaves();
+                out.extend(right.leaves());
+                out
+            }
+        }
+    }
+}
+
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Inner,

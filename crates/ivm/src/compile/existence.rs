@@ -300,7 +300,7 @@ impl Analyzer<'_> {
     /// nothing outside the subquery (DuckDB binds them on their own) and x is one table or
     /// subquery. Over a comma join, x is the item the tests refer to alone.
     fn nest(&mut self, s: &Select, mut from: BlockFrom, scope: &Scope) -> R<BlockFrom> {
-        let with = super::scalar::with_clause(scope);
+        let with = super::query::with_clause(scope);
         if from.items.len() != s.from.len() {
             return full("a nested EXISTS/IN over a join");
         }

@@ -20,7 +20,7 @@ impl Analyzer<'_> {
     /// `s` with each scalar subquery of its own level that qualifies turned into a column of a
     /// derived table; None when none does.
     pub(super) fn scalar_subqueries(&mut self, s: &Select, scope: &Scope) -> R<Option<Select>> {
-        let with = with_clause(scope);
+        let with = super::query::with_clause(scope);
         // In a grouped block the value is a key. An ungrouped aggregate has no keys: there the
         // value may only filter rows (elsewhere it is a stray column, and the view recomputes).
         let grouped = matches!(&s.group_by, GroupByExpr::Expressions(keys, _) if !keys.is_empty());
@@ -139,21 +139,6 @@ impl Analyzer<'_> {
         }
         Some(one)
     }
-}
-
-/// `WITH name AS (query), … ` for the CTEs in scope, so a subquery reading them binds on its
-/// own; empty without CTEs, or when one name shadows another (the bind then fails, and the
-/// subquery stays as it is).
-pub(super) fn with_clause(scope: &Scope) -> String {
-    let mut names = std::collections::HashSet::new();
-    if scope.is_empty() || !scope.iter().all(|(n, _)| names.insert(n)) {
-        return String::new();
-    }
-    let ctes: Vec<String> = scope
-        .iter()
-        .map(|(n, q)| format!("{} AS ({q})", crate::text::ident(n)))
-        .collect();
-    format!("WITH {} ", ctes.join(", "))
 }
 
 /// The derived table's one column. Names in the `__mv_` space are the compiler's own (a

@@ -7,7 +7,6 @@ use std::collections::HashSet;
 use sqlparser::ast::{Expr, GroupByExpr, Select, SelectItem, Visit};
 
 use super::super::agg;
-use super::super::outer::Tree;
 use super::super::plan::{AggKind, Aggregate, Item, ItemFrom, Rel, SubAgg};
 use super::{full, Analyzer, FnVisitor, Scope, R};
 
@@ -47,7 +46,7 @@ impl Analyzer<'_> {
         }
         // The static check catches the usual forms; DuckDB binding the subquery on its own
         // catches the rest (ON predicates, derived tables), with the CTEs in scope.
-        let with = super::scalar::with_clause(scope);
+        let with = super::query::with_clause(scope);
         if self.correlated(s, &agg) || !self.db.binds_alone(&format!("{with}{s}")) {
             return full("a correlated aggregate subquery");
         }
@@ -127,25 +126,16 @@ impl Analyzer<'_> {
                 Rel::Agg(sa) => &sa.names,
                 Rel::Union(_) => return false,
             },
-            ItemFrom::Tree(t) => return self.place_tree(t, aliases, columns),
+            ItemFrom::Tree(t) => {
+                return t
+                    .leaves()
+                    .into_iter()
+                    .all(|l| self.place(l, aliases, columns));
+            }
         };
         aliases.insert(item.alias.trim_matches('"').to_lowercase());
         columns.extend(cols.iter().map(|c| c.to_lowercase()));
         true
-    }
-
-    fn place_tree(
-        &self,
-        t: &Tree,
-        aliases: &mut HashSet<String>,
-        columns: &mut HashSet<String>,
-    ) -> bool {
-        match t {
-            Tree::Leaf(item) => self.place(item, aliases, columns),
-            Tree::Join { left, right, .. } => {
-                self.place_tree(left, aliases, columns) && self.place_tree(right, aliases, columns)
-            }
-        }
     }
 
     /// Refuses SUM/AVG of floating-point values: their state taken back by subtraction need
