@@ -22,6 +22,7 @@ mod existence;
 mod filter;
 mod from;
 mod joins;
+mod probe;
 mod query;
 mod resolve;
 mod scalar;

@@ -16,9 +16,11 @@
 //! a refresh recomputes the groups the change touches, and the outer rows that read them.
 
 use sqlparser::ast::{
-    BinaryOperator, Expr, GroupByExpr, Ident, Query, Select, SelectItem, SetExpr, UnaryOperator,
+    BinaryOperator, Expr, GroupByExpr, Ident, Query, Select, SelectItem, SetExpr, TableWithJoins,
+    UnaryOperator,
 };
 
+use super::probe::Probe;
 use super::Analyzer;
 
 /// A subquery read as a grouped derived table: the grouped query, and for each of its keys
@@ -136,25 +138,20 @@ impl Analyzer<'_> {
     /// `q` read as a grouped derived table, when it is an ungrouped aggregate correlated to the
     /// block by `inner = outer` column conjuncts only and both conditions of the module hold.
     /// `outer_from` is the block's FROM, to learn the outer columns' types.
-    /// `with` names the CTEs in scope, for the probes DuckDB binds.
+    /// `probe` holds the CTEs in scope, for the probes DuckDB binds.
     pub(super) fn decorrelate(
         &mut self,
         q: &Query,
-        outer_from: &str,
-        with: &str,
+        outer_from: &[TableWithJoins],
+        probe: &Probe,
     ) -> Option<Decorrelated> {
         let (inner, value) = self.one_value(q)?;
-        let from = inner
-            .from
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(", ");
+        let from = inner.from.clone();
         let mut keys = Vec::new();
         let mut outer = Vec::new();
         let mut rest = Vec::new();
         for c in inner.selection.clone().map(conjuncts).unwrap_or_default() {
-            match self.correlation(&c, &from, with) {
+            match self.correlation(&c, &from, probe) {
                 Some((i, o)) => {
                     keys.push(i);
                     outer.push(o);
@@ -183,15 +180,13 @@ impl Analyzer<'_> {
             }))
             .collect();
         s.group_by = GroupByExpr::Expressions(keys.clone(), Vec::new());
-        let text = grouped.to_string();
-        if !self.db.binds_alone(&format!("{with}{text}"))
-            || !self.null_when_empty(value, &from, with)
+        if !self.db.binds_alone(&probe.query(&grouped).to_string())
+            || !self.null_when_empty(value, &from, probe)
         {
             return None;
         }
-        let key_types = self.types(&format!("{with}SELECT {} FROM {from}", list(&keys)))?;
-        let outer_types =
-            self.types(&format!("{with}SELECT {} FROM {outer_from}", list(&outer)))?;
+        let key_types = self.types(&probe.select(&keys, &from, None))?;
+        let outer_types = self.types(&probe.select(&outer, outer_from, None))?;
         if key_types != outer_types {
             return None;
         }
@@ -203,7 +198,12 @@ impl Analyzer<'_> {
 
     /// `(inner, outer)` when `c` is `x = y` of two columns of which exactly one is the
     /// subquery's own (SQL resolves a name in the innermost scope that has it).
-    fn correlation(&mut self, c: &Expr, from: &str, with: &str) -> Option<(Expr, Expr)> {
+    fn correlation(
+        &mut self,
+        c: &Expr,
+        from: &[TableWithJoins],
+        probe: &Probe,
+    ) -> Option<(Expr, Expr)> {
         let Expr::BinaryOp {
             left,
             op: BinaryOperator::Eq,
@@ -217,8 +217,10 @@ impl Analyzer<'_> {
             return None;
         }
         let mut own = |e: &Expr| {
-            self.db
-                .binds_alone(&format!("{with}SELECT {e} FROM {from}"))
+            let sql = probe
+                .select(std::slice::from_ref(e), from, None)
+                .to_string();
+            self.db.binds_alone(&sql)
         };
         match (own(left), own(right)) {
             (true, false) => Some((*left.clone(), *right.clone())),
@@ -228,8 +230,8 @@ impl Analyzer<'_> {
     }
 
     /// Whether the aggregate expression `value` is NULL over no rows.
-    fn null_when_empty(&mut self, value: &Expr, from: &str, with: &str) -> bool {
-        let probe = format!("{with}SELECT ({value}) IS NULL FROM {from} WHERE FALSE");
+    fn null_when_empty(&mut self, value: &Expr, from: &[TableWithJoins], probe: &Probe) -> bool {
+        let probe = probe.null_over_no_rows(value, from).to_string();
         if !self.db.binds_alone(&probe) {
             return false;
         }
@@ -237,8 +239,9 @@ impl Analyzer<'_> {
     }
 
     /// The column types of `select`, when it binds on its own.
-    fn types(&mut self, select: &str) -> Option<Vec<String>> {
-        if !self.db.binds_alone(select) {
+    fn types(&mut self, select: &Query) -> Option<Vec<String>> {
+        let select = select.to_string();
+        if !self.db.binds_alone(&select) {
             return None;
         }
         let rows = self.db.query(&format!("DESCRIBE {select}")).ok()?;
@@ -248,13 +251,6 @@ impl Analyzer<'_> {
                 .collect(),
         )
     }
-}
-
-fn list(es: &[Expr]) -> String {
-    es.iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 #[cfg(test)]

@@ -300,7 +300,7 @@ impl Analyzer<'_> {
     /// nothing outside the subquery (DuckDB binds them on their own) and x is one table or
     /// subquery. Over a comma join, x is the item the tests refer to alone.
     fn nest(&mut self, s: &Select, mut from: BlockFrom, scope: &Scope) -> R<BlockFrom> {
-        let with = super::query::with_clause(scope);
+        let probe = super::probe::Probe::new(scope);
         if from.items.len() != s.from.len() {
             return full("a nested EXISTS/IN over a join");
         }
@@ -308,18 +308,19 @@ impl Analyzer<'_> {
         if let Some(w) = &s.selection {
             split_and(w, &mut conjuncts);
         }
-        let tests: Vec<String> = conjuncts
-            .iter()
-            .filter(|c| has_existence(c))
-            .map(|c| format!("({c})"))
-            .collect();
-        let mut alone = |t: &sqlparser::ast::TableWithJoins| {
-            let sql = format!(
-                "{with}SELECT * FROM {} WHERE {}",
-                t.relation,
-                tests.join(" AND ")
-            );
-            t.joins.is_empty() && self.db.binds_alone(&sql)
+        let tests = super::correlated::and_all(
+            conjuncts
+                .iter()
+                .filter(|c| has_existence(c))
+                .map(|c| Expr::Nested(Box::new((*c).clone())))
+                .collect(),
+        );
+        let mut alone = |t: &sqlparser::ast::TableWithJoins| match &tests {
+            Some(tests) => {
+                let sql = probe.star(&t.relation, tests.clone()).to_string();
+                t.joins.is_empty() && self.db.binds_alone(&sql)
+            }
+            None => false,
         };
         let Some(i) = s.from.iter().position(&mut alone) else {
             return full(if s.from.len() == 1 {

@@ -198,17 +198,3 @@ impl Analyzer<'_> {
     }
 }
 
-/// `WITH name AS (query), … ` for the CTEs in scope, so a subquery reading them binds on its
-/// own; empty without CTEs, or when one name shadows another (the bind then fails, and the
-/// subquery stays as it is).
-pub(super) fn with_clause(scope: &Scope) -> String {
-    let mut names = std::collections::HashSet::new();
-    if scope.is_empty() || !scope.iter().all(|(n, _)| names.insert(n)) {
-        return String::new();
-    }
-    let ctes: Vec<String> = scope
-        .iter()
-        .map(|(n, q)| format!("{} AS ({q})", crate::text::ident(n)))
-        .collect();
-    format!("WITH {} ", ctes.join(", "))
-}

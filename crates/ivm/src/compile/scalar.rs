@@ -14,20 +14,21 @@ use sqlparser::ast::{
     TableFactor, TableWithJoins, VisitMut, VisitorMut,
 };
 
+use super::probe::Probe;
 use super::{correlated, Analyzer, Scope, R};
 
 impl Analyzer<'_> {
     /// `s` with each scalar subquery of its own level that qualifies turned into a column of a
     /// derived table; None when none does.
     pub(super) fn scalar_subqueries(&mut self, s: &Select, scope: &Scope) -> R<Option<Select>> {
-        let with = super::query::with_clause(scope);
+        let probe = Probe::new(scope);
         // In a grouped block the value is a key. An ungrouped aggregate has no keys: there the
         // value may only filter rows (elsewhere it is a stray column, and the view recomputes).
         let grouped = matches!(&s.group_by, GroupByExpr::Expressions(keys, _) if !keys.is_empty());
         let mut out = s.clone();
         let mut found = Found {
             an: self,
-            with: &with,
+            probe: &probe,
             depth: 0,
             derived: Vec::new(),
         };
@@ -39,7 +40,7 @@ impl Analyzer<'_> {
         let _ = VisitMut::visit(&mut out.selection, &mut found);
         let _ = VisitMut::visit(&mut out.having, &mut found);
         let mut derived = found.derived;
-        let correlated = self.correlated_in_where(&mut out, &mut derived, &with);
+        let correlated = self.correlated_in_where(&mut out, &mut derived, &probe);
         if derived.is_empty() {
             return Ok(None);
         }
@@ -80,24 +81,19 @@ impl Analyzer<'_> {
         &mut self,
         s: &mut Select,
         derived: &mut Vec<(String, Query)>,
-        with: &str,
+        probe: &Probe,
     ) -> Vec<String> {
         let Some(selection) = s.selection.take() else {
             return Vec::new();
         };
-        let outer_from = s
-            .from
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(", ");
+        let outer_from = s.from.clone();
         let mut parts = correlated::conjuncts(selection);
         let mut joins = Vec::new();
         let mut aliases = Vec::new();
         for c in &mut parts {
             for e in correlated::strict_subqueries(c) {
                 let Expr::Subquery(q) = &*e else { continue };
-                let Some(d) = self.decorrelate(q, &outer_from, with) else {
+                let Some(d) = self.decorrelate(q, &outer_from, probe) else {
                     continue;
                 };
                 self.subquery_count += 1;
@@ -124,10 +120,10 @@ impl Analyzer<'_> {
 
     /// The subquery with its one column named [`VALUE`], when it is an uncorrelated ungrouped
     /// aggregate without clauses that could leave it without its row.
-    fn one_row(&mut self, q: &Query, with: &str) -> Option<Query> {
+    fn one_row(&mut self, q: &Query, probe: &Probe) -> Option<Query> {
         let (_, e) = self.one_value(q)?;
         let e = e.clone();
-        if !self.db.binds_alone(&format!("{with}{q}")) {
+        if !self.db.binds_alone(&probe.query(q).to_string()) {
             return None;
         }
         let mut one = q.clone();
@@ -154,7 +150,7 @@ fn column(alias: &str) -> Expr {
 /// queries are their own blocks).
 struct Found<'x, 'a> {
     an: &'x mut Analyzer<'a>,
-    with: &'x str,
+    probe: &'x Probe,
     depth: usize,
     derived: Vec<(String, Query)>,
 }
@@ -174,7 +170,7 @@ impl VisitorMut for Found<'_, '_> {
             return ControlFlow::Continue(());
         }
         if let Expr::Subquery(q) = e {
-            if let Some(one) = self.an.one_row(q, self.with) {
+            if let Some(one) = self.an.one_row(q, self.probe) {
                 self.an.subquery_count += 1;
                 let alias = format!("__mv_scalar{}", self.an.subquery_count);
                 *e = column(&alias);

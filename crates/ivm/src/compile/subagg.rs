@@ -46,8 +46,8 @@ impl Analyzer<'_> {
         }
         // The static check catches the usual forms; DuckDB binding the subquery on its own
         // catches the rest (ON predicates, derived tables), with the CTEs in scope.
-        let with = super::query::with_clause(scope);
-        if self.correlated(s, &agg) || !self.db.binds_alone(&format!("{with}{s}")) {
+        let probe = super::probe::Probe::new(scope).block(s);
+        if self.correlated(s, &agg) || !self.db.binds_alone(&probe.to_string()) {
             return full("a correlated aggregate subquery");
         }
         self.exact_sums(&agg)?;

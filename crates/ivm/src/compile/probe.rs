@@ -1,0 +1,251 @@
+//! Probe queries: a piece of a definition that DuckDB binds on its own, to learn whether it
+//! refers to nothing outside itself, and what types its columns have.
+//!
+//! A piece that reads a CTE of the definition binds only with that CTE in scope, so every
+//! probe carries the CTEs of its scope as a typed `WITH`. A scope where one name shadows
+//! another gets no `WITH`: the probe then fails to bind, and the piece keeps its conservative
+//! answer (it stays as it is).
+
+use std::collections::HashSet;
+
+use sqlparser::ast::helpers::attached_token::AttachedToken;
+use sqlparser::ast::{
+    Cte, Expr, GroupByExpr, Ident, Query, Select, SelectFlavor, SelectItem, SetExpr, TableAlias,
+    TableFactor, TableWithJoins, Value, With,
+};
+
+use super::Scope;
+
+/// Builds probe queries under one scope's CTEs.
+pub(super) struct Probe {
+    with: Option<With>,
+}
+
+impl Probe {
+    pub(super) fn new(scope: &Scope) -> Self {
+        let mut names = HashSet::new();
+        let distinct = scope.iter().all(|(n, _)| names.insert(n));
+        let with = (!scope.is_empty() && distinct).then(|| With {
+            with_token: AttachedToken::empty(),
+            recursive: false,
+            cte_tables: scope.iter().map(|(n, q)| cte(n, q)).collect(),
+        });
+        Probe { with }
+    }
+
+    /// `q` with the scope's CTEs in front. A query with a WITH of its own is nested, so its
+    /// CTEs shadow the scope's as they do inside the definition.
+    pub(super) fn query(&self, q: &Query) -> Query {
+        match (&self.with, &q.with) {
+            (None, _) => q.clone(),
+            (Some(w), None) => Query {
+                with: Some(w.clone()),
+                ..q.clone()
+            },
+            (Some(_), Some(_)) => self.wrap(SetExpr::Query(Box::new(q.clone()))),
+        }
+    }
+
+    /// The block `s` as a query under the scope's CTEs.
+    pub(super) fn block(&self, s: &Select) -> Query {
+        self.wrap(SetExpr::Select(Box::new(s.clone())))
+    }
+
+    /// `SELECT items FROM from [WHERE selection]` under the scope's CTEs.
+    pub(super) fn select(
+        &self,
+        items: &[Expr],
+        from: &[TableWithJoins],
+        selection: Option<Expr>,
+    ) -> Query {
+        let projection = items.iter().cloned().map(SelectItem::UnnamedExpr).collect();
+        self.wrap(SetExpr::Select(Box::new(select(
+            projection, from, selection,
+        ))))
+    }
+
+    /// `SELECT * FROM relation WHERE selection` under the scope's CTEs.
+    pub(super) fn star(&self, relation: &TableFactor, selection: Expr) -> Query {
+        let from = [TableWithJoins {
+            relation: relation.clone(),
+            joins: Vec::new(),
+        }];
+        let star = SelectItem::Wildcard(Default::default());
+        let s = select(vec![star], &from, Some(selection));
+        self.wrap(SetExpr::Select(Box::new(s)))
+    }
+
+    /// `SELECT (value) IS NULL FROM from WHERE FALSE`: one row saying whether the aggregate
+    /// `value` is NULL over no rows.
+    pub(super) fn null_over_no_rows(&self, value: &Expr, from: &[TableWithJoins]) -> Query {
+        let test = Expr::IsNull(Box::new(Expr::Nested(Box::new(value.clone()))));
+        self.select(
+            &[test],
+            from,
+            Some(Expr::Value(Value::Boolean(false).into())),
+        )
+    }
+
+    fn wrap(&self, body: SetExpr) -> Query {
+        Query {
+            with: self.with.clone(),
+            ..query(body)
+        }
+    }
+}
+
+/// `body` as a query without any clause around it.
+pub(super) fn query(body: SetExpr) -> Query {
+    Query {
+        with: None,
+        body: Box::new(body),
+        order_by: None,
+        limit_clause: None,
+        fetch: None,
+        locks: Vec::new(),
+        for_clause: None,
+        settings: None,
+        format_clause: None,
+        pipe_operators: Vec::new(),
+    }
+}
+
+fn cte(name: &str, q: &Query) -> Cte {
+    Cte {
+        alias: TableAlias {
+            explicit: false,
+            name: Ident::with_quote('"', name),
+            columns: Vec::new(),
+            at: None,
+        },
+        query: Box::new(q.clone()),
+        from: None,
+        materialized: None,
+        closing_paren_token: AttachedToken::empty(),
+    }
+}
+
+fn select(projection: Vec<SelectItem>, from: &[TableWithJoins], selection: Option<Expr>) -> Select {
+    Select {
+        select_token: AttachedToken::empty(),
+        optimizer_hints: Vec::new(),
+        distinct: None,
+        select_modifiers: None,
+        top: None,
+        top_before_distinct: false,
+        projection,
+        exclude: None,
+        into: None,
+        from: from.to_vec(),
+        lateral_views: Vec::new(),
+        prewhere: None,
+        selection,
+        connect_by: Vec::new(),
+        group_by: GroupByExpr::Expressions(Vec::new(), Vec::new()),
+        cluster_by: Vec::new(),
+        distribute_by: Vec::new(),
+        sort_by: Vec::new(),
+        having: None,
+        named_window: Vec::new(),
+        qualify: None,
+        window_before_qualify: false,
+        value_table_mode: None,
+        flavor: SelectFlavor::Standard,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::parse_query;
+
+    fn scope(ctes: &[(&str, &str)]) -> Scope {
+        ctes.iter()
+            .map(|(n, q)| (n.to_string(), *parse_query(q).unwrap()))
+            .collect()
+    }
+
+    fn ctes(q: &Query) -> Vec<String> {
+        q.with
+            .iter()
+            .flat_map(|w| &w.cte_tables)
+            .map(|c| c.alias.name.value.clone())
+            .collect()
+    }
+
+    #[test]
+    fn a_probe_carries_every_cte_in_scope() {
+        let p = Probe::new(&scope(&[("r", "SELECT 1 AS a"), ("s", "SELECT 2 AS b")]));
+        let q = p.query(&parse_query("SELECT a FROM r").unwrap());
+        assert_eq!(ctes(&q), ["r", "s"]);
+        assert!(matches!(q.body.as_ref(), SetExpr::Select(_)));
+    }
+
+    #[test]
+    fn shadowed_names_give_no_with() {
+        let p = Probe::new(&scope(&[("r", "SELECT 1 AS a"), ("r", "SELECT 2 AS a")]));
+        assert!(p
+            .query(&parse_query("SELECT a FROM r").unwrap())
+            .with
+            .is_none());
+        assert!(Probe::new(&Vec::new()).with.is_none());
+    }
+
+    #[test]
+    fn a_query_with_its_own_with_is_nested_under_the_scope() {
+        let p = Probe::new(&scope(&[("r", "SELECT 1 AS a")]));
+        let own = parse_query("WITH r AS (SELECT 3 AS a) SELECT a FROM r").unwrap();
+        let q = p.query(&own);
+        assert_eq!(ctes(&q), ["r"]);
+        let SetExpr::Query(inner) = q.body.as_ref() else {
+            panic!("not nested: {q}");
+        };
+        assert_eq!(inner, &own);
+    }
+
+    #[test]
+    fn the_empty_aggregate_probe_filters_every_row() {
+        let q = parse_query("SELECT sum(v) FROM t").unwrap();
+        let SetExpr::Select(s) = q.body.as_ref() else {
+            unreachable!()
+        };
+        let SelectItem::UnnamedExpr(value) = &s.projection[0] else {
+            unreachable!()
+        };
+        let probe = Probe::new(&Vec::new()).null_over_no_rows(value, &s.from);
+        let SetExpr::Select(p) = probe.body.as_ref() else {
+            unreachable!()
+        };
+        assert_eq!(p.from, s.from);
+        assert_eq!(p.selection, Some(Expr::Value(Value::Boolean(false).into())));
+        assert!(matches!(
+            &p.projection[..],
+            [SelectItem::UnnamedExpr(Expr::IsNull(_))]
+        ));
+    }
+
+    #[test]
+    fn every_probe_prints_as_sql_that_parses_back() {
+        let p = Probe::new(&scope(&[("r", "SELECT 1 AS a")]));
+        let q = parse_query("SELECT a FROM r, t WHERE a = k").unwrap();
+        let SetExpr::Select(s) = q.body.as_ref() else {
+            unreachable!()
+        };
+        let a = Expr::Identifier(Ident::new("a"));
+        let probes = [
+            p.query(&q),
+            p.block(s),
+            p.select(std::slice::from_ref(&a), &s.from, s.selection.clone()),
+            p.star(&s.from[0].relation, a.clone()),
+            p.null_over_no_rows(&a, &s.from),
+        ];
+        for probe in probes {
+            let text = probe.to_string();
+            assert!(
+                text.starts_with("WITH \"r\" AS (SELECT 1 AS a) SELECT "),
+                "{text}"
+            );
+            assert_eq!(parse_query(&text).as_deref(), Some(&probe), "{text}");
+        }
+    }
+}
