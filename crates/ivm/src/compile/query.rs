@@ -11,6 +11,10 @@ impl Analyzer<'_> {
     pub(super) fn top(&mut self, q: &Query, ncols: usize) -> R<Body> {
         let scope = self.query_scope(q, &Vec::new())?;
         match q.body.as_ref() {
+            SetExpr::Select(s) if self.is_aggregate(s) && self.has_window(s) => {
+                let windows = self.windows_over_groups(s)?;
+                Ok(Body::Windowed(self.windowed(&windows, &scope)?))
+            }
             SetExpr::Select(s) if self.is_aggregate(s) => {
                 Ok(Body::Aggregate(self.aggregate(s, &scope)?))
             }
@@ -197,4 +201,3 @@ impl Analyzer<'_> {
         Ok((rel, names))
     }
 }
-

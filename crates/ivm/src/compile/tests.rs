@@ -6,7 +6,7 @@ use crate::DbError;
 
 /// Answers the catalog lookups the compiler makes: tables t(k, g, v) and u(k, w), no
 /// materialized views, a few aggregate and volatile functions.
-struct Fake;
+pub(crate) struct Fake;
 impl Sql for Fake {
     fn exec(&mut self, _sql: &str) -> Result<u64, DbError> {
         Ok(0)

@@ -48,7 +48,16 @@ impl Analyzer<'_> {
             };
             aliases_to_expressions(q, &proj, is_column);
         }
-        let (keys, functions) = partition_keys(exprs.iter().chain(&qualify))?;
+        let (mut keys, functions) = partition_keys(exprs.iter().chain(&qualify))?;
+        if keys.is_empty() {
+            // No PARTITION BY (or none the windows share): the whole input is one partition,
+            // under a constant key, and any change to it recomputes every row of the view.
+            keys.push(Expr::value(sqlparser::ast::Value::Number(
+                "0".into(),
+                false,
+            )));
+            self.features.insert(WHOLE_INPUT);
+        }
         let mut inputs: Vec<Expr> = Vec::new();
         let mut register = |e: &Expr| {
             let text = e.to_string();
@@ -75,8 +84,11 @@ impl Analyzer<'_> {
     }
 }
 
+/// The strategy's word for windows without a PARTITION BY key in common.
+const WHOLE_INPUT: &str = "one partition (a change recomputes every row)";
+
 /// The PARTITION BY keys every window function of `exprs` shares (each once, in the order of
-/// the first window), and the functions' names.
+/// the first window), none when they share none, and the functions' names.
 fn partition_keys<'e>(exprs: impl Iterator<Item = &'e Expr>) -> R<(Vec<Expr>, BTreeSet<String>)> {
     let mut partitions: Vec<Vec<Expr>> = Vec::new();
     let mut functions = BTreeSet::new();
@@ -107,13 +119,6 @@ fn partition_keys<'e>(exprs: impl Iterator<Item = &'e Expr>) -> R<(Vec<Expr>, BT
         if shared && !keys.iter().any(|x| x.to_string() == text) {
             keys.push(k.clone());
         }
-    }
-    if keys.is_empty() {
-        return full(if partitions.iter().all(Vec::is_empty) {
-            "a window function without PARTITION BY"
-        } else {
-            "window functions without a PARTITION BY key in common"
-        });
     }
     Ok((keys, functions))
 }

@@ -1,0 +1,180 @@
+//! Window functions over a grouped query — `SELECT g, sum(v) AS s, rank() OVER (ORDER BY
+//! sum(v) DESC) FROM t GROUP BY g`. SQL evaluates the windows after GROUP BY and HAVING, over
+//! the groups' rows, so the block means the same as its windows over a derived table holding
+//! the grouped query:
+//!
+//! ```sql
+//! SELECT g', s', rank() OVER (ORDER BY a1 DESC) FROM
+//!   (SELECT g AS __mv_g1, sum(v) AS __mv_a1 FROM t GROUP BY g) AS __mv_grouped
+//! ```
+//!
+//! where every group key and every aggregate call of the select list and QUALIFY becomes a
+//! column of that table. The grouped query is then maintained like any aggregate read as a
+//! relation (`subagg`: a change replaces the groups it touches), and the windows like any
+//! windows over a relation (`plan::windowed`: the partitions those groups fall in are
+//! recomputed, over the groups' rows only, never over the base table).
+
+use sqlparser::ast::{Expr, GroupByExpr, Select, SelectItem};
+
+use super::lift::{derived, last_name, Lift};
+use super::{full, Analyzer, R};
+
+/// The derived table's alias.
+const GROUPED: &str = "__mv_grouped";
+
+impl Analyzer<'_> {
+    /// `s`, a grouped block with window functions, as its windows over the grouped block.
+    pub(super) fn windows_over_groups(&self, s: &Select) -> R<Select> {
+        let GroupByExpr::Expressions(keys, modifiers) = &s.group_by else {
+            return full("window functions over GROUP BY ALL");
+        };
+        if !modifiers.is_empty() {
+            return full("GROUP BY modifiers");
+        }
+        if keys.iter().any(|k| positional_or_alias(k, s)) {
+            return full("window functions over a GROUP BY of select-list positions or aliases");
+        }
+        let mut lift = Lift::new(self, GROUPED, keys);
+        let mut outer = s.clone();
+        lift.select_list(&mut outer.projection)?;
+        if let Some(q) = &mut outer.qualify {
+            lift.expr(q);
+        }
+        let inner = Select {
+            projection: lift.columns(),
+            qualify: None,
+            distinct: None,
+            ..s.clone()
+        };
+        outer.from = derived(inner, GROUPED);
+        outer.selection = None;
+        outer.group_by = GroupByExpr::Expressions(Vec::new(), Vec::new());
+        outer.having = None;
+        Ok(outer)
+    }
+}
+
+/// A GROUP BY key naming a select-list position or alias (which the derived table could
+/// not evaluate in its own scope the way GROUP BY resolves it).
+pub(super) fn positional_or_alias(k: &Expr, s: &Select) -> bool {
+    match k {
+        Expr::Value(_) => true,
+        Expr::Identifier(id) => s.projection.iter().any(|p| match p {
+            SelectItem::ExprWithAlias { expr, alias } => {
+                alias.value.eq_ignore_ascii_case(&id.value) && last_name(expr) != Some(&id.value)
+            }
+            _ => false,
+        }),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use sqlparser::ast::{Expr, SelectItem, SetExpr, TableFactor};
+
+    use crate::compile::tests::Fake;
+    use crate::compile::Analyzer;
+    use crate::text::parse_query;
+
+    fn select(q: &str) -> sqlparser::ast::Select {
+        match *parse_query(q).unwrap().body {
+            SetExpr::Select(s) => *s,
+            other => panic!("not a select: {other}"),
+        }
+    }
+
+    fn expr(e: &str) -> Expr {
+        match &select(&format!("SELECT {e}")).projection[0] {
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e.clone(),
+            other => panic!("{other}"),
+        }
+    }
+
+    fn items(s: &sqlparser::ast::Select) -> Vec<Expr> {
+        s.projection
+            .iter()
+            .map(|p| match p {
+                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e.clone(),
+                other => panic!("{other}"),
+            })
+            .collect()
+    }
+
+    fn rewrite(q: &str) -> (sqlparser::ast::Select, sqlparser::ast::Select) {
+        let mut db = Fake;
+        let an = Analyzer::new(&mut db, 9).unwrap();
+        let Ok(outer) = an.windows_over_groups(&select(q)) else {
+            panic!("not rewritten: {q}");
+        };
+        let [from] = outer.from.as_slice() else {
+            panic!("one FROM item: {outer}");
+        };
+        let TableFactor::Derived { subquery, .. } = &from.relation else {
+            panic!("not derived: {outer}");
+        };
+        let SetExpr::Select(inner) = subquery.body.as_ref() else {
+            panic!("{subquery}");
+        };
+        (outer.clone(), *inner.clone())
+    }
+
+    #[test]
+    fn keys_and_aggregates_become_columns_of_the_grouped_query() {
+        let (outer, inner) = rewrite(
+            "SELECT g, sum(v) AS s, rank() OVER (ORDER BY sum(v) DESC) AS r FROM t \
+             WHERE v > 0 GROUP BY g HAVING count(*) > 1 QUALIFY r <= 2",
+        );
+        // The grouped query: the keys, then each aggregate call once; WHERE, GROUP BY and
+        // HAVING stay with it.
+        assert_eq!(items(&inner), [expr("g"), expr("sum(v)")]);
+        assert_eq!(inner.selection, Some(expr("v > 0")));
+        assert_eq!(inner.having, Some(expr("count(*) > 1")));
+        assert!(inner.qualify.is_none());
+        // The windows read its columns.
+        assert_eq!(
+            items(&outer),
+            [
+                expr("__mv_grouped.__mv_g1"),
+                expr("__mv_grouped.__mv_a1"),
+                expr("rank() OVER (ORDER BY __mv_grouped.__mv_a1 DESC)"),
+            ]
+        );
+        assert_eq!(outer.qualify, Some(expr("r <= 2")));
+        assert!(outer.selection.is_none() && outer.having.is_none());
+    }
+
+    #[test]
+    fn a_key_is_found_however_it_is_qualified() {
+        let (outer, _) = rewrite(
+            "SELECT t.g, k, row_number() OVER (PARTITION BY g ORDER BY count(*), t.k) AS rn \
+             FROM t GROUP BY g, t.k",
+        );
+        assert_eq!(
+            items(&outer),
+            [
+                expr("__mv_grouped.__mv_g1"),
+                expr("__mv_grouped.__mv_g2"),
+                expr(
+                    "row_number() OVER (PARTITION BY __mv_grouped.__mv_g1 \
+                     ORDER BY __mv_grouped.__mv_a1, __mv_grouped.__mv_g2)"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn group_by_positions_and_aliases_recompute() {
+        for q in [
+            "SELECT g, sum(v) AS s, rank() OVER (ORDER BY sum(v)) AS r FROM t GROUP BY 1",
+            "SELECT k % 2 AS p, rank() OVER (ORDER BY sum(v)) AS r FROM t GROUP BY p",
+        ] {
+            let c = crate::compile::tests::compiled(q, 2);
+            assert_eq!(
+                c.full_reason.as_deref(),
+                Some("window functions over a GROUP BY of select-list positions or aliases"),
+                "{q}"
+            );
+        }
+    }
+}

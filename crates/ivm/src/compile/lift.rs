@@ -1,0 +1,188 @@
+//! Lifting a grouped block's select list over a derived table that holds its groups: each
+//! group key and each aggregate call of one level becomes a column of that table
+//! (`__mv_g<i>`, `__mv_a<i>`). Used where SQL evaluates something after GROUP BY that has no
+//! rule of its own over the aggregate's state — window functions (`grouped_window`) and the
+//! grouping sets' branches (`grouping_sets`).
+
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{
+    Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, Query, Select,
+    SelectItem, SetExpr, TableAlias, TableFactor, TableWithJoins, Value, VisitMut, VisitorMut,
+};
+
+use super::probe::query;
+use super::support::{aggregate_call, fn_name};
+use super::{full, Analyzer, R};
+
+/// The derived table's column of group key `i`.
+fn key(i: usize) -> String {
+    format!("__mv_g{}", i + 1)
+}
+
+/// The derived table's column of aggregate call `i`.
+fn aggregate(i: usize) -> String {
+    format!("__mv_a{}", i + 1)
+}
+
+fn aliased(e: &Expr, name: String) -> SelectItem {
+    SelectItem::ExprWithAlias {
+        expr: e.clone(),
+        alias: Ident::new(name),
+    }
+}
+
+/// `(grouped) AS alias`, the one FROM item of the lifted block.
+pub(super) fn derived(grouped: Select, alias: &str) -> Vec<TableWithJoins> {
+    vec![TableWithJoins {
+        relation: TableFactor::Derived {
+            lateral: false,
+            subquery: Box::new(query(SetExpr::Select(Box::new(grouped)))),
+            alias: Some(TableAlias {
+                explicit: true,
+                name: Ident::new(alias),
+                columns: Vec::new(),
+                at: None,
+            }),
+            sample: None,
+        },
+        joins: Vec::new(),
+    }]
+}
+
+/// The column name a (possibly qualified) column reference ends with.
+pub(super) fn last_name(e: &Expr) -> Option<&String> {
+    match e {
+        Expr::Identifier(i) => Some(&i.value),
+        Expr::CompoundIdentifier(parts) => parts.last().map(|p| &p.value),
+        _ => None,
+    }
+}
+
+/// Replaces the group keys and the aggregate calls of one level by columns of `table`. A
+/// column named as a key is that key, however qualified (the definition binds, so a column
+/// outside any aggregate is one of the keys). A key absent from the grouping set
+/// (`present[i]` false) becomes NULL, and `GROUPING(…)` the set's constant.
+pub(super) struct Lift<'x, 'a> {
+    pub an: &'x Analyzer<'a>,
+    pub table: &'x str,
+    pub keys: &'x [Expr],
+    pub present: Vec<bool>,
+    /// The aggregate calls found, each once, in order of appearance.
+    pub aggregates: Vec<Expr>,
+    depth: usize,
+}
+
+impl<'x, 'a> Lift<'x, 'a> {
+    pub(super) fn new(an: &'x Analyzer<'a>, table: &'x str, keys: &'x [Expr]) -> Self {
+        Lift {
+            an,
+            table,
+            keys,
+            present: vec![true; keys.len()],
+            aggregates: Vec::new(),
+            depth: 0,
+        }
+    }
+
+    /// The grouped query's select list: the keys of the set, then every aggregate call found.
+    pub(super) fn columns(&self) -> Vec<SelectItem> {
+        let keys = self.keys.iter().enumerate();
+        let keys = keys.filter(|(i, _)| self.present[*i]);
+        let keys = keys.map(|(i, k)| aliased(k, key(i)));
+        let aggregates = self.aggregates.iter().enumerate();
+        keys.chain(aggregates.map(|(i, a)| aliased(a, aggregate(i))))
+            .collect()
+    }
+
+    /// Lifts every item of a select list in place.
+    pub(super) fn select_list(&mut self, items: &mut [SelectItem]) -> R<()> {
+        for item in items {
+            match item {
+                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                    self.expr(e)
+                }
+                _ => return full("* in an aggregate query"),
+            }
+        }
+        Ok(())
+    }
+
+    /// Lifts one expression in place.
+    pub(super) fn expr(&mut self, e: &mut Expr) {
+        let _ = VisitMut::visit(e, self);
+    }
+
+    fn key_of(&self, e: &Expr) -> Option<usize> {
+        let text = e.to_string();
+        if let Some(i) = self.keys.iter().position(|k| k.to_string() == text) {
+            return Some(i);
+        }
+        let name = last_name(e)?;
+        self.keys
+            .iter()
+            .position(|k| last_name(k).is_some_and(|n| n.eq_ignore_ascii_case(name)))
+    }
+
+    fn column(&self, name: String) -> Expr {
+        Expr::CompoundIdentifier(vec![Ident::new(self.table), Ident::new(name)])
+    }
+
+    /// `GROUPING(a, b, …)`: bit n−1−i set when argument i is aggregated away; None when an
+    /// argument is not a key (DuckDB refuses the query then).
+    fn grouping(&self, f: &Function) -> Option<Expr> {
+        let FunctionArguments::List(list) = &f.args else {
+            return None;
+        };
+        let mut bits: u64 = 0;
+        for a in &list.args {
+            let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else {
+                return None;
+            };
+            bits = bits * 2 + u64::from(!self.present[self.key_of(e)?]);
+        }
+        Some(Expr::value(Value::Number(bits.to_string(), false)))
+    }
+}
+
+impl VisitorMut for Lift<'_, '_> {
+    type Break = ();
+    fn pre_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
+        self.depth += 1;
+        ControlFlow::Continue(())
+    }
+    fn post_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
+        self.depth -= 1;
+        ControlFlow::Continue(())
+    }
+    fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        if self.depth > 0 {
+            return ControlFlow::Continue(());
+        }
+        if let Some(i) = self.key_of(e) {
+            *e = match self.present[i] {
+                true => self.column(key(i)),
+                false => Expr::value(Value::Null),
+            };
+            return ControlFlow::Continue(());
+        }
+        let Expr::Function(f) = e else {
+            return ControlFlow::Continue(());
+        };
+        let name = fn_name(&f.name);
+        if f.over.is_none() && matches!(name.as_str(), "grouping" | "grouping_id") {
+            if let Some(bits) = self.grouping(f) {
+                *e = bits;
+            }
+        } else if f.over.is_none() && aggregate_call(&self.an.aggregates, f) {
+            let text = e.to_string();
+            let at = self.aggregates.iter().position(|a| a.to_string() == text);
+            let i = at.unwrap_or_else(|| {
+                self.aggregates.push(e.clone());
+                self.aggregates.len() - 1
+            });
+            *e = self.column(aggregate(i));
+        }
+        ControlFlow::Continue(())
+    }
+}
