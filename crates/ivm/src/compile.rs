@@ -22,6 +22,7 @@ mod existence;
 mod filter;
 mod from;
 mod grouped_window;
+mod grouping_sets;
 mod joins;
 mod lift;
 mod probe;

@@ -11,6 +11,16 @@ impl Analyzer<'_> {
     pub(super) fn top(&mut self, q: &Query, ncols: usize) -> R<Body> {
         let scope = self.query_scope(q, &Vec::new())?;
         match q.body.as_ref() {
+            SetExpr::Select(s) if self.has_grouping_sets(s) => {
+                let branches = self.grouping_set_branches(s)?;
+                let names = super::super::plan::positional(ncols);
+                let rel = self.union(&branches, &scope, false, &names)?;
+                self.features.insert("GROUPING SETS");
+                Ok(Body::Bag {
+                    rel,
+                    distinct: false,
+                })
+            }
             SetExpr::Select(s) if self.is_aggregate(s) && self.has_window(s) => {
                 let windows = self.windows_over_groups(s)?;
                 Ok(Body::Windowed(self.windowed(&windows, &scope)?))
