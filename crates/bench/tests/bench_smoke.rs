@@ -2,8 +2,9 @@
 //! real server and every view it created must pass the bag-equality oracle after each refresh
 //! (the benchmark exits non-zero otherwise). Timings are not asserted.
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+mod common;
 
 const TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -12,60 +13,20 @@ fn bench_runs_and_every_view_passes_the_oracle() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("results.json");
     let svg = dir.path().join("refresh.svg");
-    // The server is another package of the workspace, built into the same directory by
-    // `cargo test --workspace` (scripts/test) before any test runs.
-    let bench = std::path::Path::new(env!("CARGO_BIN_EXE_duckmv-bench"));
-    let server = bench.with_file_name(format!("duckmv{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        server.exists(),
-        "{} is missing: run `cargo test --workspace` or build the duckmv binary first",
-        server.display()
-    );
-    let mut child = Command::new(bench)
-        .args(["--sf", "0.01", "--reps", "1", "--changes", "0.01"])
-        .arg("--server-bin")
-        .arg(&server)
-        .arg("--out")
-        .arg(&out)
-        .arg("--svg")
-        .arg(&svg)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start duckmv-bench");
-    // Drain both pipes on threads so the child never blocks on a full pipe.
-    let mut so = child.stdout.take().unwrap();
-    let mut se = child.stderr.take().unwrap();
-    let stdout = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut so, &mut s).ok();
-        s
-    });
-    let stderr = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut se, &mut s).ok();
-        s
-    });
-    let deadline = Instant::now() + TIMEOUT;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "duckmv-bench did not finish within {TIMEOUT:?}; stderr:\n{}",
-                stderr.join().unwrap()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
-    assert!(
-        status.success(),
-        "duckmv-bench failed ({status}); stdout:\n{stdout}\nstderr:\n{stderr}"
+    let (stdout, stderr) = common::run_bench(
+        &[
+            "--sf",
+            "0.01",
+            "--reps",
+            "1",
+            "--changes",
+            "0.01",
+            "--out",
+            out.to_str().unwrap(),
+            "--svg",
+            svg.to_str().unwrap(),
+        ],
+        TIMEOUT,
     );
 
     let json: serde_json::Value =
