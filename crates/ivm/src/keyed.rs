@@ -94,26 +94,13 @@ fn owner(e: &Expr, p: &Side, o: &Side, inner_first: bool) -> Option<Owner> {
     (!flow.is_break()).then_some(own)
 }
 
-fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
-    match e {
-        Expr::Nested(inner) => conjuncts(*inner, out),
-        Expr::BinaryOp {
-            left,
-            op: BinaryOperator::And,
-            right,
-        } => {
-            conjuncts(*left, out);
-            conjuncts(*right, out);
-        }
-        other => out.push(other),
-    }
-}
-
 /// Splits `pred` into key pairs and other-side conditions; None when some conjunct reads the
 /// preserved side other than through an equality with the other side (or cannot be placed).
 pub fn split(pred: &Expr, p: &Side, o: &Side, inner_first: bool) -> Option<Keys> {
-    let mut parts = Vec::new();
-    conjuncts(pred.clone(), &mut parts);
+    let parts: Vec<Expr> = crate::user_expr::conjuncts(pred)
+        .into_iter()
+        .cloned()
+        .collect();
     let mut keys = Keys {
         pairs: Vec::new(),
         filter: Vec::new(),

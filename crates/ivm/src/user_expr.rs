@@ -159,6 +159,28 @@ pub fn nested(e: Expr) -> Expr {
 }
 
 /// `l op r`, operands as given (callers parenthesize with [`nested`]).
+/// The conjuncts of `e` (its operands of top-level AND, through any parentheses), each without
+/// its own outer parentheses.
+pub fn conjuncts(e: &Expr) -> Vec<&Expr> {
+    fn walk<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+        match e {
+            Expr::Nested(inner) => walk(inner, out),
+            Expr::BinaryOp {
+                left,
+                op: BinaryOperator::And,
+                right,
+            } => {
+                walk(left, out);
+                walk(right, out);
+            }
+            other => out.push(other),
+        }
+    }
+    let mut out = Vec::new();
+    walk(e, &mut out);
+    out
+}
+
 pub fn binary(l: Expr, op: BinaryOperator, r: Expr) -> Expr {
     Expr::BinaryOp {
         left: Box::new(l),
@@ -183,6 +205,17 @@ mod tests {
 
     fn expr(sql: &str) -> UserExpr {
         UserExpr::new(parse(sql).unwrap())
+    }
+
+    #[test]
+    fn conjuncts_split_and_through_parentheses_only() {
+        let e = parse("(a = 1 AND (b > 2 AND c)) AND (d OR e) AND (f)").unwrap();
+        let parts: Vec<Expr> = conjuncts(&e).into_iter().cloned().collect();
+        let want: Vec<Expr> = ["a = 1", "b > 2", "c", "d OR e", "f"]
+            .iter()
+            .map(|p| parse(p).unwrap())
+            .collect();
+        assert_eq!(parts, want);
     }
 
     #[test]

@@ -77,29 +77,10 @@ fn strict_walk<'e>(e: &'e mut Expr, out: &mut Vec<&'e mut Expr>) {
 
 /// The top-level conjuncts of a WHERE clause.
 pub(super) fn conjuncts(e: Expr) -> Vec<Expr> {
-    match e {
-        Expr::BinaryOp {
-            left,
-            op: BinaryOperator::And,
-            right,
-        } => {
-            let mut out = conjuncts(*left);
-            out.extend(conjuncts(*right));
-            out
-        }
-        Expr::Nested(x)
-            if matches!(
-                x.as_ref(),
-                Expr::BinaryOp {
-                    op: BinaryOperator::And,
-                    ..
-                }
-            ) =>
-        {
-            conjuncts(*x)
-        }
-        other => vec![other],
-    }
+    crate::user_expr::conjuncts(&e)
+        .into_iter()
+        .cloned()
+        .collect()
 }
 
 /// `c1 AND c2 AND …`, or None for no conjunct.

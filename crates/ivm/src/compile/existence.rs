@@ -26,9 +26,7 @@ impl Analyzer<'_> {
         out: &mut BlockFrom,
         preds: &mut Vec<Expr>,
     ) -> R<()> {
-        let mut conjuncts = Vec::new();
-        split_and(w, &mut conjuncts);
-        for c in conjuncts {
+        for c in crate::user_expr::conjuncts(w) {
             match existence(c) {
                 Some((subquery, anti, lhs)) => {
                     let e = self.exists(subquery, anti, lhs, false, scope, out)?;
@@ -304,10 +302,11 @@ impl Analyzer<'_> {
         if from.items.len() != s.from.len() {
             return full("a nested EXISTS/IN over a join");
         }
-        let mut conjuncts = Vec::new();
-        if let Some(w) = &s.selection {
-            split_and(w, &mut conjuncts);
-        }
+        let conjuncts = s
+            .selection
+            .as_ref()
+            .map(crate::user_expr::conjuncts)
+            .unwrap_or_default();
         let tests = super::correlated::and_all(
             conjuncts
                 .iter()
@@ -359,31 +358,6 @@ impl Analyzer<'_> {
             guards: Vec::new(),
             visible: from.visible,
         })
-    }
-}
-
-fn split_and<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
-    match e {
-        Expr::BinaryOp {
-            left,
-            op: BinaryOperator::And,
-            right,
-        } => {
-            split_and(left, out);
-            split_and(right, out);
-        }
-        Expr::Nested(inner)
-            if matches!(
-                inner.as_ref(),
-                Expr::BinaryOp {
-                    op: BinaryOperator::And,
-                    ..
-                }
-            ) =>
-        {
-            split_and(inner, out)
-        }
-        other => out.push(other),
     }
 }
 
