@@ -670,6 +670,10 @@ fn windows_over_one_partition_and_over_groups() {
             "incremental: window(lag) over aggregate subquery, one partition (a change recomputes every row), subquery",
         ),
         (
+            "SELECT g, count(*) AS n, dense_rank() OVER (ORDER BY n DESC) AS r FROM t GROUP BY g",
+            "incremental: window(dense_rank) over aggregate subquery, one partition (a change recomputes every row), subquery",
+        ),
+        (
             "SELECT u.name, t.g, sum(t.v) AS s, rank() OVER (PARTITION BY u.name ORDER BY sum(t.v) DESC) AS r \
              FROM t JOIN u ON t.k = u.k GROUP BY u.name, t.g",
             "incremental: window(rank) over aggregate subquery, inner join, subquery",
@@ -709,6 +713,7 @@ fn grouping_sets_rollup_and_cube() {
          GROUP BY CUBE (g, k) HAVING count(*) > 1 OR g IS NULL",
         "SELECT u.name, t.g, sum(t.v) AS s, count(*) AS n FROM t JOIN u ON t.k = u.k \
          GROUP BY u.name, ROLLUP (t.g)",
+        "SELECT g, count(*) AS n FROM t GROUP BY ROLLUP (g) HAVING n > 1",
     ];
     for q in cases {
         shape(q);
@@ -894,6 +899,10 @@ fn full_recompute_shapes_notice_and_stay_correct() {
         (
             "SELECT g, sum(v) AS s, rank() OVER (ORDER BY sum(v)) AS r FROM t GROUP BY ALL",
             "window functions over GROUP BY ALL",
+        ),
+        (
+            "SELECT g, rank() OVER (ORDER BY (SELECT max(w) FROM u WHERE u.k = t.k)) AS r FROM t GROUP BY g, k",
+            "a subquery in a grouped query read through its groups",
         ),
         ("SELECT k, g FROM t ORDER BY k, g, v LIMIT 5", "ORDER BY"),
         (

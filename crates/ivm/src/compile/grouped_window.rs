@@ -37,9 +37,8 @@ impl Analyzer<'_> {
         let mut lift = Lift::new(self, GROUPED, keys);
         let mut outer = s.clone();
         lift.select_list(&mut outer.projection)?;
-        if let Some(q) = &mut outer.qualify {
-            lift.expr(q);
-        }
+        let mut others: Vec<&mut Expr> = outer.qualify.iter_mut().collect();
+        lift.resolve(&mut outer.projection, &mut others)?;
         let inner = Select {
             projection: lift.columns(),
             qualify: None,
@@ -140,7 +139,13 @@ mod tests {
                 expr("rank() OVER (ORDER BY __mv_grouped.__mv_a1 DESC)"),
             ]
         );
-        assert_eq!(outer.qualify, Some(expr("r <= 2")));
+        // QUALIFY's alias is the expression it names.
+        assert_eq!(
+            outer.qualify,
+            Some(expr(
+                "rank() OVER (ORDER BY __mv_grouped.__mv_a1 DESC) <= 2"
+            ))
+        );
         assert!(outer.selection.is_none() && outer.having.is_none());
     }
 
@@ -161,6 +166,38 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn a_window_may_order_by_a_select_alias() {
+        let (outer, _) =
+            rewrite("SELECT g, count(*) AS n, rank() OVER (ORDER BY n) AS r FROM t GROUP BY g");
+        assert_eq!(
+            items(&outer)[2],
+            expr("rank() OVER (ORDER BY __mv_grouped.__mv_a1)")
+        );
+    }
+
+    #[test]
+    fn what_the_groups_cannot_answer_recomputes() {
+        for (q, reason) in [
+            (
+                "SELECT g, rank() OVER (ORDER BY (SELECT max(k) FROM u WHERE u.k = t.k)) AS r \
+                 FROM t GROUP BY g, k",
+                "a subquery in a grouped query read through its groups",
+            ),
+            (
+                "SELECT g, rank() OVER (ORDER BY nope) AS r FROM t GROUP BY g",
+                "column nope in a grouped query read through its groups",
+            ),
+        ] {
+            let mut db = Fake;
+            let an = Analyzer::new(&mut db, 9).unwrap();
+            let Err(crate::compile::Stop::Full(why)) = an.windows_over_groups(&select(q)) else {
+                panic!("rewritten: {q}");
+            };
+            assert_eq!(why, reason, "{q}");
+        }
     }
 
     #[test]

@@ -74,10 +74,9 @@ impl Analyzer<'_> {
             .collect();
         let mut outer = s.clone();
         lift.select_list(&mut outer.projection)?;
-        outer.selection = outer.having.take().map(|mut h| {
-            lift.expr(&mut h);
-            h
-        });
+        outer.selection = outer.having.take();
+        let mut others: Vec<&mut Expr> = outer.selection.iter_mut().collect();
+        lift.resolve(&mut outer.projection, &mut others)?;
         let grouped = lift.columns();
         if grouped.is_empty() {
             return full("GROUPING SETS without an aggregate");
@@ -173,5 +172,30 @@ mod tests {
             sets("ROLLUP ((a, b), c)"),
             [vec!["a", "b", "c"], vec!["a", "b"], vec![]]
         );
+    }
+
+    #[test]
+    fn having_reads_select_aliases_and_absent_keys_as_null() {
+        let mut db = crate::compile::tests::Fake;
+        let an = crate::compile::Analyzer::new(&mut db, 9).unwrap();
+        let q = parse_query(
+            "SELECT g, count(*) AS n FROM t GROUP BY ROLLUP (g) HAVING n > 1 OR g IS NULL",
+        )
+        .unwrap();
+        let SetExpr::Select(s) = q.body.as_ref() else {
+            unreachable!()
+        };
+        let Ok(SetExpr::SetOperation { left, right, .. }) = an.grouping_set_branches(s) else {
+            panic!("not two branches");
+        };
+        let filter = |b: &SetExpr| match b {
+            SetExpr::Select(s) => s.selection.clone().unwrap().to_string(),
+            other => panic!("{other}"),
+        };
+        assert_eq!(
+            filter(&left),
+            "__mv_set1.__mv_a1 > 1 OR __mv_set1.__mv_g1 IS NULL"
+        );
+        assert_eq!(filter(&right), "__mv_set2.__mv_a1 > 1 OR NULL IS NULL");
     }
 }

@@ -108,6 +108,43 @@ impl<'x, 'a> Lift<'x, 'a> {
         Ok(())
     }
 
+    /// Resolves the select-list aliases that `items` (already lifted) and `others` (HAVING,
+    /// QUALIFY; lifted here) name, by the lifted expressions they stand for. Refuses what the
+    /// derived table could not evaluate: a subquery (it may read the grouped block's own
+    /// tables), or a column reference left that is neither a key, an aggregate nor an alias.
+    pub(super) fn resolve(&mut self, items: &mut [SelectItem], others: &mut [&mut Expr]) -> R<()> {
+        let aliases: Vec<(String, Expr)> = items
+            .iter()
+            .filter_map(|p| match p {
+                SelectItem::ExprWithAlias { expr, alias } => {
+                    Some((alias.value.to_lowercase(), expr.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        for e in others.iter_mut() {
+            self.expr(e);
+        }
+        let mut r = Resolve {
+            table: self.table,
+            aliases: &aliases,
+            replaced: 0,
+            stray: None,
+        };
+        for item in items.iter_mut() {
+            if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = item {
+                let _ = VisitMut::visit(e, &mut r);
+            }
+        }
+        for e in others.iter_mut() {
+            let _ = VisitMut::visit(&mut **e, &mut r);
+        }
+        match r.stray {
+            Some(what) => full(format!("{what} in a grouped query read through its groups")),
+            None => Ok(()),
+        }
+    }
+
     /// Lifts one expression in place.
     pub(super) fn expr(&mut self, e: &mut Expr) {
         let _ = VisitMut::visit(e, self);
@@ -182,6 +219,51 @@ impl VisitorMut for Lift<'_, '_> {
                 self.aggregates.len() - 1
             });
             *e = self.column(aggregate(i));
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// Replaces alias references by their expressions; notes what is left that the derived table
+/// does not have.
+struct Resolve<'x> {
+    table: &'x str,
+    aliases: &'x [(String, Expr)],
+    /// Replacements made, to stop on aliases that name each other.
+    replaced: usize,
+    stray: Option<String>,
+}
+
+impl VisitorMut for Resolve<'_> {
+    type Break = ();
+    fn pre_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
+        self.stray = Some("a subquery".into());
+        ControlFlow::Break(())
+    }
+    fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        match e {
+            Expr::Identifier(i) => {
+                let name = i.value.to_lowercase();
+                match self.aliases.iter().find(|(a, _)| *a == name) {
+                    Some((_, x)) if self.replaced < 64 => {
+                        self.replaced += 1;
+                        *e = x.clone();
+                    }
+                    _ => {
+                        self.stray = Some(format!("column {i}"));
+                        return ControlFlow::Break(());
+                    }
+                }
+            }
+            Expr::CompoundIdentifier(parts) if parts[0].value != self.table => {
+                self.stray = Some(format!("column {e}"));
+                return ControlFlow::Break(());
+            }
+            Expr::Lambda(_) => {
+                self.stray = Some("a lambda".into());
+                return ControlFlow::Break(());
+            }
+            _ => {}
         }
         ControlFlow::Continue(())
     }
