@@ -901,6 +901,10 @@ fn full_recompute_shapes_notice_and_stay_correct() {
             "window functions over GROUP BY ALL",
         ),
         (
+            "SELECT g, sum(v) AS s, rank() OVER (ORDER BY sum(v)) AS r FROM t GROUP BY ROLLUP (g)",
+            "window functions over GROUPING SETS / CUBE / ROLLUP",
+        ),
+        (
             "SELECT g, rank() OVER (ORDER BY (SELECT max(w) FROM u WHERE u.k = t.k)) AS r FROM t GROUP BY g, k",
             "a subquery in a grouped query read through its groups",
         ),

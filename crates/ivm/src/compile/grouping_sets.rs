@@ -33,6 +33,9 @@ impl Analyzer<'_> {
         if !modifiers.is_empty() {
             return full("GROUP BY modifiers");
         }
+        if self.has_window(s) {
+            return full("window functions over GROUPING SETS / CUBE / ROLLUP");
+        }
         if s.qualify.is_some() || s.distinct.is_some() {
             return full("QUALIFY or DISTINCT with GROUPING SETS / CUBE / ROLLUP");
         }
