@@ -14,9 +14,9 @@
 //! windows over a relation (`plan::windowed`: the partitions those groups fall in are
 //! recomputed, over the groups' rows only, never over the base table).
 
-use sqlparser::ast::{Expr, GroupByExpr, Select, SelectItem};
+use sqlparser::ast::{Expr, GroupByExpr, Select};
 
-use super::lift::{derived, last_name, Lift};
+use super::lift::{derived, positional_or_alias, Lift};
 use super::{full, Analyzer, R};
 
 /// The derived table's alias.
@@ -36,9 +36,8 @@ impl Analyzer<'_> {
         }
         let mut lift = Lift::new(self, GROUPED, keys);
         let mut outer = s.clone();
-        lift.select_list(&mut outer.projection)?;
         let mut others: Vec<&mut Expr> = outer.qualify.iter_mut().collect();
-        lift.resolve(&mut outer.projection, &mut others)?;
+        lift.block(&mut outer.projection, &mut others)?;
         let inner = Select {
             projection: lift.columns(),
             qualify: None,
@@ -50,21 +49,6 @@ impl Analyzer<'_> {
         outer.group_by = GroupByExpr::Expressions(Vec::new(), Vec::new());
         outer.having = None;
         Ok(outer)
-    }
-}
-
-/// A GROUP BY key naming a select-list position or alias (which the derived table could
-/// not evaluate in its own scope the way GROUP BY resolves it).
-pub(super) fn positional_or_alias(k: &Expr, s: &Select) -> bool {
-    match k {
-        Expr::Value(_) => true,
-        Expr::Identifier(id) => s.projection.iter().any(|p| match p {
-            SelectItem::ExprWithAlias { expr, alias } => {
-                alias.value.eq_ignore_ascii_case(&id.value) && last_name(expr) != Some(&id.value)
-            }
-            _ => false,
-        }),
-        _ => false,
     }
 }
 

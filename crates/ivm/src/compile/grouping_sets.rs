@@ -10,8 +10,7 @@
 
 use sqlparser::ast::{Expr, GroupByExpr, Select, SetExpr, SetOperator, SetQuantifier};
 
-use super::grouped_window::positional_or_alias;
-use super::lift::{derived, Lift};
+use super::lift::{derived, positional_or_alias, Lift};
 use super::{full, Analyzer, R};
 
 /// More branches than this recompute: each is an aggregate of its own (a CUBE of 6 keys
@@ -76,10 +75,9 @@ impl Analyzer<'_> {
             .map(|k| set.iter().any(|x| x.to_string() == k.to_string()))
             .collect();
         let mut outer = s.clone();
-        lift.select_list(&mut outer.projection)?;
         outer.selection = outer.having.take();
         let mut others: Vec<&mut Expr> = outer.selection.iter_mut().collect();
-        lift.resolve(&mut outer.projection, &mut others)?;
+        lift.block(&mut outer.projection, &mut others)?;
         let grouped = lift.columns();
         if grouped.is_empty() {
             return full("GROUPING SETS without an aggregate");

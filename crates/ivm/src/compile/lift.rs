@@ -34,10 +34,18 @@ fn aliased(e: &Expr, name: String) -> SelectItem {
 
 /// `(grouped) AS alias`, the one FROM item of the lifted block.
 pub(super) fn derived(grouped: Select, alias: &str) -> Vec<TableWithJoins> {
-    vec![TableWithJoins {
+    vec![derived_table(
+        query(SetExpr::Select(Box::new(grouped))),
+        alias,
+    )]
+}
+
+/// `(subquery) AS alias` as a FROM item.
+pub(super) fn derived_table(subquery: Query, alias: &str) -> TableWithJoins {
+    TableWithJoins {
         relation: TableFactor::Derived {
             lateral: false,
-            subquery: Box::new(query(SetExpr::Select(Box::new(grouped)))),
+            subquery: Box::new(subquery),
             alias: Some(TableAlias {
                 explicit: true,
                 name: Ident::new(alias),
@@ -47,7 +55,22 @@ pub(super) fn derived(grouped: Select, alias: &str) -> Vec<TableWithJoins> {
             sample: None,
         },
         joins: Vec::new(),
-    }]
+    }
+}
+
+/// A GROUP BY key naming a select-list position or alias (which the derived table could
+/// not evaluate in its own scope the way GROUP BY resolves it).
+pub(super) fn positional_or_alias(k: &Expr, s: &Select) -> bool {
+    match k {
+        Expr::Value(_) => true,
+        Expr::Identifier(id) => s.projection.iter().any(|p| match p {
+            SelectItem::ExprWithAlias { expr, alias } => {
+                alias.value.eq_ignore_ascii_case(&id.value) && last_name(expr) != Some(&id.value)
+            }
+            _ => false,
+        }),
+        _ => false,
+    }
 }
 
 /// The column name a (possibly qualified) column reference ends with.
@@ -70,7 +93,6 @@ pub(super) struct Lift<'x, 'a> {
     pub present: Vec<bool>,
     /// The aggregate calls found, each once, in order of appearance.
     pub aggregates: Vec<Expr>,
-    depth: usize,
 }
 
 impl<'x, 'a> Lift<'x, 'a> {
@@ -81,7 +103,6 @@ impl<'x, 'a> Lift<'x, 'a> {
             keys,
             present: vec![true; keys.len()],
             aggregates: Vec::new(),
-            depth: 0,
         }
     }
 
@@ -95,9 +116,13 @@ impl<'x, 'a> Lift<'x, 'a> {
             .collect()
     }
 
-    /// Lifts every item of a select list in place.
-    pub(super) fn select_list(&mut self, items: &mut [SelectItem]) -> R<()> {
-        for item in items {
+    /// Lifts a select list and the clauses after it (`others`: HAVING, QUALIFY) in place, then
+    /// resolves the select-list aliases they name by the lifted expressions they stand for.
+    /// Refuses what the derived table could not evaluate: a subquery (it may read the grouped
+    /// block's own tables), or a column reference left that is neither a key, an aggregate
+    /// nor an alias.
+    pub(super) fn block(&mut self, items: &mut [SelectItem], others: &mut [&mut Expr]) -> R<()> {
+        for item in items.iter_mut() {
             match item {
                 SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
                     self.expr(e)
@@ -105,14 +130,6 @@ impl<'x, 'a> Lift<'x, 'a> {
                 _ => return full("* in an aggregate query"),
             }
         }
-        Ok(())
-    }
-
-    /// Resolves the select-list aliases that `items` (already lifted) and `others` (HAVING,
-    /// QUALIFY; lifted here) name, by the lifted expressions they stand for. Refuses what the
-    /// derived table could not evaluate: a subquery (it may read the grouped block's own
-    /// tables), or a column reference left that is neither a key, an aggregate nor an alias.
-    pub(super) fn resolve(&mut self, items: &mut [SelectItem], others: &mut [&mut Expr]) -> R<()> {
         let aliases: Vec<(String, Expr)> = items
             .iter()
             .filter_map(|p| match p {
@@ -184,18 +201,8 @@ impl<'x, 'a> Lift<'x, 'a> {
 
 impl VisitorMut for Lift<'_, '_> {
     type Break = ();
-    fn pre_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
-        self.depth += 1;
-        ControlFlow::Continue(())
-    }
-    fn post_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
-        self.depth -= 1;
-        ControlFlow::Continue(())
-    }
+    // Subqueries are not skipped: `block` refuses any it finds afterwards.
     fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
-        if self.depth > 0 {
-            return ControlFlow::Continue(());
-        }
         if let Some(i) = self.key_of(e) {
             *e = match self.present[i] {
                 true => self.column(key(i)),

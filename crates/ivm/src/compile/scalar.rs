@@ -10,8 +10,8 @@
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    BinaryOperator, Expr, GroupByExpr, Ident, Query, Select, SelectItem, SetExpr, TableAlias,
-    TableFactor, TableWithJoins, VisitMut, VisitorMut,
+    BinaryOperator, Expr, GroupByExpr, Ident, Query, Select, SelectItem, SetExpr, VisitMut,
+    VisitorMut,
 };
 
 use super::probe::Probe;
@@ -51,20 +51,7 @@ impl Analyzer<'_> {
                     keys.push(column(&alias));
                 }
             }
-            out.from.push(TableWithJoins {
-                relation: TableFactor::Derived {
-                    lateral: false,
-                    subquery: Box::new(q),
-                    alias: Some(TableAlias {
-                        explicit: true,
-                        name: Ident::new(alias),
-                        columns: Vec::new(),
-                        at: None,
-                    }),
-                    sample: None,
-                },
-                joins: Vec::new(),
-            });
+            out.from.push(super::lift::derived_table(q, &alias));
         }
         if uncorrelated {
             self.features.insert("scalar subquery");
