@@ -59,7 +59,7 @@ async fn explain_shows_the_refresh_that_would_run_and_changes_nothing() {
             .any(|l| l.contains("combine the change with the stored groups")),
         "{plan:#?}"
     );
-    // A deleted minimum: its group is recomputed, only when flagged.
+    // A group whose kept minimums run out is recomputed, only when flagged.
     assert!(
         steps
             .iter()

@@ -35,12 +35,13 @@ const MIN_ROWS_FOR_FULL: u64 = 5_000;
 /// (SF 1, 2 cores). A single-table SUM/COUNT merges its delta at about the cost per row of
 /// recomputing, so it crosses over only when the delta nears the table; DISTINCT also merges
 /// into a storage as large as its result; every join term scans whole other inputs; and a
-/// deleted MIN/MAX sends its group back to the base table, which costs a scan of it.
+/// deleted MIN/MAX without kept candidates sends its group back to the base table, which costs
+/// a scan of it.
 fn threshold(plan: &Plan) -> f64 {
     let recomputes = match &plan.body {
         Body::Full { .. } => return 0.0,
         Body::Bag { .. } => false,
-        Body::Aggregate(a) => super::plan::agg_may_recompute(a),
+        Body::Aggregate(a) => super::plan::agg_rescans(a),
         // A touched partition is recomputed whole, from a scan of the input.
         Body::Windowed(_) => true,
     };
@@ -73,6 +74,18 @@ pub fn prefer_full(plan: &Plan, pending: &[u64], base: &[u64]) -> bool {
 mod tests {
     use super::*;
     use duckmv_sqlstate::SqlState;
+
+    /// A kept MIN/MAX rarely reads the base data, so `auto` treats it as a sum; a distinct
+    /// count reads every touched group's rows and recomputes sooner.
+    #[test]
+    fn kept_extremes_are_not_rescans() {
+        let compiled = |q| crate::compile::tests::compiled(q, 2).plan;
+        let (pending, base) = ([6_000], [1_000_000]);
+        let extremes = compiled("SELECT g, min(v) FROM t GROUP BY g");
+        assert!(!prefer_full(&extremes, &pending, &base));
+        let distinct = compiled("SELECT g, count(DISTINCT v) FROM t GROUP BY g");
+        assert!(prefer_full(&distinct, &pending, &base));
+    }
 
     #[test]
     fn parses_the_three_modes() {

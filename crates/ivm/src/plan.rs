@@ -10,13 +10,14 @@ use serde::{Deserialize, Serialize};
 
 mod aggregate;
 mod bag;
+mod kept;
 mod output;
 mod rescan;
 mod windowed;
 
 pub use aggregate::{
     agg_affected_rel, agg_apply_sql, agg_delta_sql, agg_fill_work_sql, agg_may_recompute,
-    agg_recompute_sql, agg_state_sql, agg_work_shape_sql,
+    agg_recompute_sql, agg_rescans, agg_state_sql, agg_work_shape_sql,
 };
 pub use bag::{bag_delta_sql, bag_merge_sql, bag_state_sql, distinct_transitions_sql};
 pub use output::{output_sql, output_view_sql, unpopulated_sql, user_view_sql};

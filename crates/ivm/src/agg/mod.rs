@@ -18,6 +18,7 @@ mod count;
 mod count_star;
 mod distinct;
 mod extreme;
+pub mod kept;
 mod sum;
 mod whole;
 
@@ -56,6 +57,11 @@ pub struct AggFn {
     /// ([`crate::user_expr::Hole::Input`]) `j` standing for `_a<j+1>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<UserExpr>,
+    /// For MIN/MAX: whether the state keeps the group's first values (`kept`) rather than
+    /// the extreme alone. Views created before kept candidates existed have `false`, and
+    /// storage without the list.
+    #[serde(default)]
+    pub kept: bool,
 }
 
 impl AggFn {
@@ -117,6 +123,11 @@ pub trait Aggregator: Sync {
     }
     /// Whether the state before a change is the state after minus the change's.
     fn invertible(&self) -> bool;
+    /// For kept extremes: the order of the values kept (the change's list is computed apart,
+    /// by `plan::kept`).
+    fn kept(&self) -> Option<&kept::Kept> {
+        None
+    }
 }
 
 /// The aggregator of one call.
@@ -127,6 +138,8 @@ pub fn of(f: &AggFn) -> &'static dyn Aggregator {
         (AggKind::Sum, false) => &sum::SUM,
         (AggKind::Avg, false) => &sum::AVG,
         // The extreme of the distinct values is the extreme of all of them.
+        (AggKind::Min, _) if f.kept => &kept::MIN,
+        (AggKind::Max, _) if f.kept => &kept::MAX,
         (AggKind::Min, _) => &extreme::MIN,
         (AggKind::Max, _) => &extreme::MAX,
         (AggKind::Count, true) => &distinct::COUNT,

@@ -294,6 +294,7 @@ fn agg(kind: AggKind) -> AggFn {
         slot: 1,
         distinct: false,
         call: None,
+        kept: false,
     }
 }
 

@@ -22,6 +22,8 @@ use super::{filter, full, select_tests, whole_call, Analyzer, FnVisitor, Scope, 
 struct AggCollector {
     aggs: Vec<(String, AggFn)>,
     args: Vec<Expr>,
+    /// Whether MIN/MAX keep candidates (`agg::kept`).
+    keep: bool,
 }
 
 impl AggCollector {
@@ -42,21 +44,24 @@ impl Analyzer<'_> {
     /// GROUP BY / ungrouped aggregation over a select-project-join input; existence tests in
     /// the select list (`count(*) FILTER (WHERE EXISTS …)`, `sum(CASE WHEN x IN … THEN …)`)
     /// make the input a union of copies (see `select_tests`), aggregated as one.
-    pub(super) fn aggregate(&mut self, s: &Select, scope: &Scope) -> R<Aggregate> {
+    ///
+    /// `keep`: whether MIN/MAX keep candidates (`agg::kept`). The view's own aggregate does;
+    /// one read as a relation recomputes its touched groups anyway (`plan::rescan`).
+    pub(super) fn aggregate(&mut self, s: &Select, scope: &Scope, keep: bool) -> R<Aggregate> {
         if let Some(s) = self.scalar_subqueries(s, scope)? {
-            return self.aggregate(&s, scope);
+            return self.aggregate(&s, scope, keep);
         }
         self.check_select(s)?;
         if s.distinct.is_some() {
             return full("DISTINCT with aggregates");
         }
         let Some(copies) = select_tests::copies(s)? else {
-            return self.aggregate_block(s, scope);
+            return self.aggregate_block(s, scope, keep);
         };
         let mut first: Option<Aggregate> = None;
         let mut inputs = Vec::new();
         for (copy, values) in copies {
-            let a = self.aggregate_block(&copy, scope)?;
+            let a = self.aggregate_block(&copy, scope, keep)?;
             let mut input = a.input.clone();
             select_tests::fill(&mut input, &values);
             inputs.push(input);
@@ -78,12 +83,15 @@ impl Analyzer<'_> {
         Ok(a)
     }
 
-    fn aggregate_block(&mut self, s: &Select, scope: &Scope) -> R<Aggregate> {
+    fn aggregate_block(&mut self, s: &Select, scope: &Scope, keep: bool) -> R<Aggregate> {
         let from = self.from(s, scope)?;
         let groups = self.group_keys(s, &from.columns)?;
         let keys: Vec<String> = groups.iter().map(Expr::to_string).collect();
         let ngroups = groups.len();
-        let mut col = AggCollector::default();
+        let mut col = AggCollector {
+            keep,
+            ..AggCollector::default()
+        };
         let mut outputs = Vec::new();
         for item in &s.projection {
             let e = match item {
@@ -335,6 +343,7 @@ impl StateRewriter<'_, '_> {
                 slot,
                 distinct,
                 call: None,
+                kept: self.col.keep && matches!(kind, AggKind::Min | AggKind::Max),
             },
         ));
         Ok(self.col.aggs.len() - 1)
@@ -355,6 +364,7 @@ impl StateRewriter<'_, '_> {
             slot,
             distinct: false,
             call: Some(call),
+            kept: false,
         };
         self.col.aggs.push((key, whole));
         Ok(self.col.aggs.len() - 1)

@@ -26,7 +26,7 @@ impl Analyzer<'_> {
                 Ok(Body::Windowed(self.windowed(&windows, &scope)?))
             }
             SetExpr::Select(s) if self.is_aggregate(s) => {
-                Ok(Body::Aggregate(self.aggregate(s, &scope)?))
+                Ok(Body::Aggregate(self.aggregate(s, &scope, true)?))
             }
             SetExpr::Select(s) if self.has_window(s) => {
                 Ok(Body::Windowed(self.windowed(s, &scope)?))

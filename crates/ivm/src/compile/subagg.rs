@@ -19,7 +19,7 @@ impl Analyzer<'_> {
         scope: &Scope,
         named: bool,
     ) -> R<(Rel, Vec<String>)> {
-        let agg = self.aggregate(s, scope)?;
+        let agg = self.aggregate(s, scope, false)?;
         if let Some(f) = agg.aggs.iter().find(|f| f.call.is_some()) {
             // Taking a change back needs the value before, which only the group's rows know.
             return full(format!("{}() in an aggregate subquery", f.label()));

@@ -70,13 +70,29 @@ pub(super) fn agg_state_over(a: &Aggregate, input: &str, filter: &str) -> String
 }
 
 /// The consolidated change per group; MIN/MAX keep the extreme of the inserted values (`m_i`) and
-/// of the deleted ones (`x_i`), which decides whether the group must be recomputed.
+/// of the deleted ones (`x_i`), which decides whether the group must be recomputed, or with
+/// kept candidates, the touched groups' new lists (`kept`).
 pub fn agg_delta_sql(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Option<String> {
-    agg_delta_from(&plan.sources, a, changed)
+    if super::kept::kept(a).is_empty() {
+        return agg_delta_from(&plan.sources, a, changed);
+    }
+    let raw = rel_delta(&plan.sources, &a.input_rel(), changed)?;
+    let consolidated = consolidate(a, "_mv_raw");
+    Some(super::kept::with_lists(
+        &storage(plan.id),
+        a,
+        &raw,
+        &consolidated,
+    ))
 }
 
 fn agg_delta_from(sources: &[Source], a: &Aggregate, changed: &[bool]) -> Option<String> {
     let d = rel_delta(sources, &a.input_rel(), changed)?;
+    Some(consolidate(a, &format!("({d})")))
+}
+
+/// The change rows `from` (as `_mv_d`) consolidated per group.
+fn consolidate(a: &Aggregate, from: &str) -> String {
     let mut cols: Vec<String> = group_cols(a).iter().map(|g| format!("_mv_d.{g}")).collect();
     // COALESCE: an ungrouped aggregate over a change that no row survives still yields one row,
     // whose sums must add nothing.
@@ -88,11 +104,11 @@ fn agg_delta_from(sources: &[Source], a: &Aggregate, changed: &[bool]) -> Option
             cols.push(Aliased(&e, &name).to_string());
         }
     }
-    Some(format!(
-        "SELECT {} FROM ({d}) AS _mv_d{}",
+    format!(
+        "SELECT {} FROM {from} AS _mv_d{}",
         cols.join(", "),
         group_by(a, "_mv_d")
-    ))
+    )
 }
 
 /// The state columns of an aggregate's storage rows, after the group keys and `_mv_count`.
@@ -263,6 +279,16 @@ pub fn agg_apply_sql(plan: &Plan, a: &Aggregate, source: &str) -> String {
         set = set.join(", "),
         v = values.join(", ")
     )
+}
+
+/// Whether a change often sends groups back to the base data: a deleted MIN/MAX without kept
+/// candidates, a distinct count, an aggregate kept whole (a kept extreme does so only when its
+/// list runs out).
+pub fn agg_rescans(a: &Aggregate) -> bool {
+    a.state_fns().any(|f| {
+        let ag = agg::of(f);
+        ag.kept().is_none() && ag.recompute_when(f.slot, "_mv_s", "_mv_d").is_some()
+    })
 }
 
 /// Whether a change can leave groups to recompute (a deleted MIN/MAX, a distinct count).
