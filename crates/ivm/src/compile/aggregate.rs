@@ -120,24 +120,11 @@ impl Analyzer<'_> {
     }
 
     /// The GROUP BY keys, each once: positional and alias keys refer to the select list,
-    /// GROUP BY ALL to every select item without an aggregate.
+    /// GROUP BY ALL to the select items [`Analyzer::group_by_all`] names.
     fn group_keys(&self, s: &Select, columns: &[Vec<String>]) -> R<Vec<Expr>> {
         let group_exprs: Vec<Expr> = match &s.group_by {
             GroupByExpr::Expressions(e, mods) if mods.is_empty() => e.clone(),
-            // GROUP BY ALL groups by every select item without an aggregate.
-            GroupByExpr::All(mods) if mods.is_empty() => {
-                let mut keys = Vec::new();
-                for p in &s.projection {
-                    let e = match p {
-                        SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e,
-                        _ => return full("* in an aggregate query"),
-                    };
-                    if !self.has_aggregate(e) {
-                        keys.push(e.clone());
-                    }
-                }
-                keys
-            }
+            GroupByExpr::All(mods) if mods.is_empty() => self.group_by_all(s)?,
             _ => return full("GROUP BY modifiers"),
         };
         let mut groups: Vec<Expr> = Vec::new();

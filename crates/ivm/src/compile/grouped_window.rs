@@ -14,10 +14,10 @@
 //! windows over a relation (`plan::windowed`: the partitions those groups fall in are
 //! recomputed, over the groups' rows only, never over the base table).
 
-use sqlparser::ast::{Expr, GroupByExpr, Select};
+use sqlparser::ast::{Expr, GroupByExpr, Select, SelectItem, Value, Visit};
 
 use super::lift::{derived, positional_or_alias, Lift};
-use super::{full, Analyzer, R};
+use super::{full, Analyzer, FnVisitor, R};
 
 /// The derived table's alias.
 const GROUPED: &str = "__mv_grouped";
@@ -25,16 +25,11 @@ const GROUPED: &str = "__mv_grouped";
 impl Analyzer<'_> {
     /// `s`, a grouped block with window functions, as its windows over the grouped block.
     pub(super) fn windows_over_groups(&self, s: &Select) -> R<Select> {
-        let GroupByExpr::Expressions(keys, modifiers) = &s.group_by else {
-            return full("window functions over GROUP BY ALL");
-        };
-        if !modifiers.is_empty() {
-            return full("GROUP BY modifiers");
-        }
+        let keys = self.explicit_keys(s)?;
         if keys.iter().any(|k| positional_or_alias(k, s)) {
-            return full("window functions over a GROUP BY of select-list positions or aliases");
+            return full("window functions over a GROUP BY of select-list aliases");
         }
-        let mut lift = Lift::new(self, GROUPED, keys);
+        let mut lift = Lift::new(self, GROUPED, &keys);
         let mut outer = s.clone();
         let mut others: Vec<&mut Expr> = outer.qualify.iter_mut().collect();
         lift.block(&mut outer.projection, &mut others)?;
@@ -42,6 +37,7 @@ impl Analyzer<'_> {
             projection: lift.columns(),
             qualify: None,
             distinct: None,
+            group_by: GroupByExpr::Expressions(keys.clone(), Vec::new()),
             ..s.clone()
         };
         outer.from = derived(inner, GROUPED);
@@ -49,6 +45,46 @@ impl Analyzer<'_> {
         outer.group_by = GroupByExpr::Expressions(Vec::new(), Vec::new());
         outer.having = None;
         Ok(outer)
+    }
+
+    /// The GROUP BY keys as expressions: a position is the select item it numbers, GROUP BY
+    /// ALL is [`Analyzer::group_by_all`]. Aliases are left as written.
+    fn explicit_keys(&self, s: &Select) -> R<Vec<Expr>> {
+        let windowed = |e: &Expr| {
+            let mut found = false;
+            let _ = e.visit(&mut FnVisitor(|x: &Expr| {
+                found |= matches!(x, Expr::Function(f) if f.over.is_some());
+            }));
+            found
+        };
+        match &s.group_by {
+            GroupByExpr::All(mods) if mods.is_empty() => self.group_by_all(s),
+            GroupByExpr::Expressions(keys, mods) if mods.is_empty() => keys
+                .iter()
+                .map(|k| match k {
+                    Expr::Value(v) => {
+                        let Value::Number(n, _) = &v.value else {
+                            return full("a constant GROUP BY key");
+                        };
+                        let at: usize = n.parse().unwrap_or(0);
+                        match s.projection.get(at.wrapping_sub(1)).and_then(item) {
+                            Some(e) if !self.has_aggregate(e) && !windowed(e) => Ok(e.clone()),
+                            _ => full("a GROUP BY position"),
+                        }
+                    }
+                    other => Ok(other.clone()),
+                })
+                .collect(),
+            _ => full("GROUP BY modifiers"),
+        }
+    }
+}
+
+/// The expression of a select item (not a wildcard).
+fn item(p: &SelectItem) -> Option<&Expr> {
+    match p {
+        SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => Some(e),
+        _ => None,
     }
 }
 
@@ -185,17 +221,36 @@ mod tests {
     }
 
     #[test]
-    fn group_by_positions_and_aliases_recompute() {
+    fn positions_and_group_by_all_name_the_select_items() {
+        let written = rewrite(
+            "SELECT g, k % 2 AS p, sum(v) AS s, rank() OVER (ORDER BY sum(v)) AS r FROM t GROUP BY g, k % 2",
+        );
         for q in [
-            "SELECT g, sum(v) AS s, rank() OVER (ORDER BY sum(v)) AS r FROM t GROUP BY 1",
-            "SELECT k % 2 AS p, rank() OVER (ORDER BY sum(v)) AS r FROM t GROUP BY p",
+            "SELECT g, k % 2 AS p, sum(v) AS s, rank() OVER (ORDER BY sum(v)) AS r FROM t GROUP BY 1, 2",
+            "SELECT g, k % 2 AS p, sum(v) AS s, rank() OVER (ORDER BY sum(v)) AS r FROM t GROUP BY ALL",
         ] {
-            let c = crate::compile::tests::compiled(q, 2);
-            assert_eq!(
-                c.full_reason.as_deref(),
-                Some("window functions over a GROUP BY of select-list positions or aliases"),
-                "{q}"
-            );
+            let (outer, inner) = rewrite(q);
+            assert_eq!(items(&outer), items(&written.0), "{q}");
+            assert_eq!(inner.group_by, written.1.group_by, "{q}");
         }
+        // Neither a constant nor a window without an aggregate is a key of GROUP BY ALL.
+        let (_, inner) = rewrite(
+            "SELECT g, 1 AS one, row_number() OVER () AS r, count(*) AS n FROM t GROUP BY ALL",
+        );
+        assert_eq!(
+            inner.group_by,
+            select("SELECT 1 FROM t GROUP BY g").group_by
+        );
+    }
+
+    #[test]
+    fn group_by_aliases_recompute() {
+        let q = "SELECT k % 2 AS p, rank() OVER (ORDER BY sum(v)) AS r FROM t GROUP BY p";
+        let c = crate::compile::tests::compiled(q, 2);
+        assert_eq!(
+            c.full_reason.as_deref(),
+            Some("window functions over a GROUP BY of select-list aliases"),
+            "{q}"
+        );
     }
 }

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    Distinct, Expr, Function, GroupByExpr, ObjectName, Query, Select, Visit, Visitor,
+    Distinct, Expr, Function, GroupByExpr, ObjectName, Query, Select, SelectItem, Visit, Visitor,
 };
 
 use super::{full, name_parts, Analyzer, R};
@@ -19,6 +19,31 @@ impl Analyzer<'_> {
         };
         let _ = e.visit(&mut v);
         v.found
+    }
+
+    /// The keys of `GROUP BY ALL`, as DuckDB finds them: every select item that reads a
+    /// column and has no aggregate. A constant is not a key (so `SELECT 1, sum(v) … GROUP BY
+    /// ALL` has its one row over no rows), nor is a window over the groups (one reading a
+    /// column outside an aggregate would be a key, which DuckDB refuses).
+    pub(super) fn group_by_all(&self, s: &Select) -> R<Vec<Expr>> {
+        let mut keys = Vec::new();
+        for p in &s.projection {
+            let e = match p {
+                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e,
+                _ => return full("* in an aggregate query"),
+            };
+            let mut reads = false;
+            let mut windowed = false;
+            let _ = e.visit(&mut super::FnVisitor(|x: &Expr| match x {
+                Expr::Identifier(_) | Expr::CompoundIdentifier(_) => reads = true,
+                Expr::Function(f) if f.over.is_some() => windowed = true,
+                _ => {}
+            }));
+            if reads && !windowed && !self.has_aggregate(e) {
+                keys.push(e.clone());
+            }
+        }
+        Ok(keys)
     }
 
     pub(super) fn is_aggregate(&self, s: &Select) -> bool {
