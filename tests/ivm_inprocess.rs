@@ -724,6 +724,16 @@ fn grouping_sets_rollup_and_cube() {
          GROUP BY u.name, ROLLUP (t.g)",
         "SELECT g, count(*) AS n FROM t GROUP BY ROLLUP (g) HAVING n > 1",
     ];
+    // In derived tables and CTEs, read by name, joined and aggregated again.
+    for q in [
+        "SELECT x.g, x.n FROM (SELECT g, count(*) AS n FROM t GROUP BY ROLLUP (g)) x WHERE x.n > 1",
+        "WITH r AS (SELECT g, k % 2 AS m, sum(v) AS s FROM t GROUP BY CUBE (g, k % 2)) \
+         SELECT r.g, r.m, r.s, u.name FROM r JOIN u ON r.m = u.k",
+        "SELECT count(*) AS n, sum(s) AS total, max(g) AS top \
+         FROM (SELECT g, sum(v) AS s FROM t GROUP BY GROUPING SETS ((g), ())) x",
+    ] {
+        shape(q);
+    }
     for q in cases {
         shape(q);
         let mut db = Db::new();
@@ -1027,7 +1037,7 @@ fn full_recompute_shapes_notice_and_stay_correct() {
             "string_agg() in an aggregate subquery",
         ),
         (
-            "SELECT x.g FROM (SELECT g, count(*) AS n FROM t GROUP BY GROUPING SETS ((g), ())) x",
+            "SELECT k, v FROM t WHERE k IN (SELECT k FROM t GROUP BY ROLLUP (k, g) HAVING count(*) > 1)",
             "GROUPING SETS / CUBE / ROLLUP",
         ),
         (

@@ -164,6 +164,15 @@ impl Analyzer<'_> {
         let scope = self.query_scope(q, scope)?;
         self.features.insert("subquery");
         let rel = match q.body.as_ref() {
+            // One aggregate per grouping set, as at the top (`grouping_sets`), named as the
+            // query's columns.
+            SetExpr::Select(s) if self.has_grouping_sets(s) => {
+                let names = super::subagg::item_names(s, true)?;
+                let branches = self.grouping_set_branches(s)?;
+                let rel = self.union(&branches, &scope, false, &names)?;
+                self.features.insert("GROUPING SETS");
+                return Ok((rel, names));
+            }
             SetExpr::Select(s) => {
                 if self.is_aggregate(s) {
                     return self.sub_aggregate(s, &scope, true);

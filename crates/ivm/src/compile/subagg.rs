@@ -32,18 +32,7 @@ impl Analyzer<'_> {
             // Whether a row taken back removes a distinct value needs the group's other rows.
             return full("a DISTINCT aggregate in an aggregate subquery");
         }
-        let mut names = Vec::new();
-        for (i, p) in s.projection.iter().enumerate() {
-            names.push(match p {
-                SelectItem::ExprWithAlias { alias, .. } => alias.value.clone(),
-                SelectItem::UnnamedExpr(Expr::Identifier(id)) => id.value.clone(),
-                SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => {
-                    parts.last().map(|p| p.value.clone()).unwrap_or_default()
-                }
-                _ if named => return full("an aggregate subquery column without an alias"),
-                _ => format!("_mv_c{}", i + 1),
-            });
-        }
+        let names = item_names(s, named)?;
         // The static check catches the usual forms; DuckDB binding the subquery on its own
         // catches the rest (ON predicates, derived tables), with the CTEs in scope.
         let probe = super::probe::Probe::new(scope).block(s);
@@ -174,4 +163,23 @@ impl Analyzer<'_> {
         }
         Ok(())
     }
+}
+
+/// The column names of an aggregate query read as a relation: each item's alias or column
+/// name. `named`: the columns are referenced by name, so each needs one; otherwise the
+/// unnamed get positional names.
+pub(super) fn item_names(s: &Select, named: bool) -> R<Vec<String>> {
+    let mut names = Vec::new();
+    for (i, p) in s.projection.iter().enumerate() {
+        names.push(match p {
+            SelectItem::ExprWithAlias { alias, .. } => alias.value.clone(),
+            SelectItem::UnnamedExpr(Expr::Identifier(id)) => id.value.clone(),
+            SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => {
+                parts.last().map(|p| p.value.clone()).unwrap_or_default()
+            }
+            _ if named => return full("an aggregate subquery column without an alias"),
+            _ => format!("_mv_c{}", i + 1),
+        });
+    }
+    Ok(names)
 }
