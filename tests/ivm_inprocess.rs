@@ -184,11 +184,16 @@ const SCHEMA: &str = "CREATE TABLE t (k INTEGER, g VARCHAR, v INTEGER);
     CREATE TABLE x (z INTEGER);";
 
 fn row_t(r: &mut Rng) -> String {
+    row_of_t(r, 7, (-3, 12))
+}
+
+/// A row of `t` with `k` in `0..=k_max` and `v` in `v`, each possibly NULL.
+fn row_of_t(r: &mut Rng, k_max: i64, v: (i64, i64)) -> String {
     format!(
         "({}, {}, {})",
-        r.int_or_null(0, 7),
+        r.int_or_null(0, k_max),
         r.str_or_null(&["a", "b", "c"]),
-        r.int_or_null(-3, 12)
+        r.int_or_null(v.0, v.1)
     )
 }
 fn row_u(r: &mut Rng) -> String {
@@ -813,12 +818,7 @@ fn kept_extremes_under_random_changes() {
 
 /// A row of `t` for groups larger than the 8 values MIN/MAX keep.
 fn row_wide(r: &mut Rng) -> String {
-    format!(
-        "({}, {}, {})",
-        r.int_or_null(0, 30),
-        r.str_or_null(&["a", "b", "c"]),
-        r.int_or_null(-40, 40)
-    )
+    row_of_t(r, 30, (-40, 40))
 }
 
 fn wide_dml(r: &mut Rng) -> String {

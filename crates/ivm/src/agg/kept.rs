@@ -47,10 +47,6 @@ pub fn r(slot: usize) -> String {
 }
 
 impl Kept {
-    /// The aggregate giving a group's first values in order: `min` or `max` with a count.
-    pub fn first(&self) -> &'static str {
-        self.name
-    }
     /// A value `v` is at or before the list's last `last` when `v op last`.
     pub fn not_past(&self) -> Op {
         if self.descending {

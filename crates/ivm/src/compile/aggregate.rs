@@ -15,7 +15,7 @@ use super::super::plan::{AggFn, AggKind, Aggregate};
 use super::super::text::ident;
 use super::super::user_expr::{fill_holes, hole, hole_index, Hole, UserExpr};
 use super::support::{aggregate_call, fn_name};
-use super::{filter, full, select_tests, whole_call, Analyzer, FnVisitor, Scope, Stop, R};
+use super::{filter, full, select_tests, whole_call, Analyzer, FnVisitor, Scope, R};
 
 /// Aggregates a block refers to, with their state slots and argument columns.
 #[derive(Default)]
@@ -134,20 +134,7 @@ impl Analyzer<'_> {
             }
             self.check_expr(g, false)?;
             let resolved = match g {
-                Expr::Value(v) => {
-                    let sqlparser::ast::Value::Number(n, _) = &v.value else {
-                        return full("a constant GROUP BY key");
-                    };
-                    let idx: usize = n
-                        .to_string()
-                        .parse()
-                        .map_err(|_| Stop::Full("a GROUP BY position".into()))?;
-                    match s.projection.get(idx.wrapping_sub(1)) {
-                        Some(SelectItem::UnnamedExpr(e))
-                        | Some(SelectItem::ExprWithAlias { expr: e, .. }) => e.clone(),
-                        _ => return full("a GROUP BY position"),
-                    }
-                }
+                Expr::Value(v) => Self::position_key(s, &v.value)?,
                 Expr::Identifier(i)
                     if !columns
                         .iter()

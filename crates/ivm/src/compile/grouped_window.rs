@@ -14,10 +14,10 @@
 //! windows over a relation (`plan::windowed`: the partitions those groups fall in are
 //! recomputed, over the groups' rows only, never over the base table).
 
-use sqlparser::ast::{Expr, GroupByExpr, Select, SelectItem, Value, Visit};
+use sqlparser::ast::{Expr, GroupByExpr, Select};
 
 use super::lift::{derived, positional_or_alias, Lift};
-use super::{full, Analyzer, FnVisitor, R};
+use super::{full, Analyzer, R};
 
 /// The derived table's alias.
 const GROUPED: &str = "__mv_grouped";
@@ -50,41 +50,17 @@ impl Analyzer<'_> {
     /// The GROUP BY keys as expressions: a position is the select item it numbers, GROUP BY
     /// ALL is [`Analyzer::group_by_all`]. Aliases are left as written.
     fn explicit_keys(&self, s: &Select) -> R<Vec<Expr>> {
-        let windowed = |e: &Expr| {
-            let mut found = false;
-            let _ = e.visit(&mut FnVisitor(|x: &Expr| {
-                found |= matches!(x, Expr::Function(f) if f.over.is_some());
-            }));
-            found
-        };
         match &s.group_by {
             GroupByExpr::All(mods) if mods.is_empty() => self.group_by_all(s),
             GroupByExpr::Expressions(keys, mods) if mods.is_empty() => keys
                 .iter()
                 .map(|k| match k {
-                    Expr::Value(v) => {
-                        let Value::Number(n, _) = &v.value else {
-                            return full("a constant GROUP BY key");
-                        };
-                        let at: usize = n.parse().unwrap_or(0);
-                        match s.projection.get(at.wrapping_sub(1)).and_then(item) {
-                            Some(e) if !self.has_aggregate(e) && !windowed(e) => Ok(e.clone()),
-                            _ => full("a GROUP BY position"),
-                        }
-                    }
+                    Expr::Value(v) => Self::position_key(s, &v.value),
                     other => Ok(other.clone()),
                 })
                 .collect(),
             _ => full("GROUP BY modifiers"),
         }
-    }
-}
-
-/// The expression of a select item (not a wildcard).
-fn item(p: &SelectItem) -> Option<&Expr> {
-    match p {
-        SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => Some(e),
-        _ => None,
     }
 }
 

@@ -5,10 +5,28 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    Distinct, Expr, Function, GroupByExpr, ObjectName, Query, Select, SelectItem, Visit, Visitor,
+    Distinct, Expr, Function, GroupByExpr, ObjectName, Query, Select, SelectItem, Value, Visit,
+    Visitor,
 };
 
 use super::{full, name_parts, Analyzer, R};
+
+/// The expression of a select item (None for a wildcard).
+pub(super) fn item_expr(p: &SelectItem) -> Option<&Expr> {
+    match p {
+        SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => Some(e),
+        _ => None,
+    }
+}
+
+/// Whether `e` calls a window function.
+pub(super) fn calls_window(e: &Expr) -> bool {
+    let mut found = false;
+    let _ = e.visit(&mut super::FnVisitor(|x: &Expr| {
+        found |= matches!(x, Expr::Function(f) if f.over.is_some());
+    }));
+    found
+}
 
 impl Analyzer<'_> {
     pub(super) fn has_aggregate(&self, e: &Expr) -> bool {
@@ -21,6 +39,18 @@ impl Analyzer<'_> {
         v.found
     }
 
+    /// The select item a GROUP BY position `v` numbers (counted from 1).
+    pub(super) fn position_key(s: &Select, v: &Value) -> R<Expr> {
+        let Value::Number(n, _) = v else {
+            return full("a constant GROUP BY key");
+        };
+        let at: usize = n.parse().unwrap_or(0);
+        match s.projection.get(at.wrapping_sub(1)).and_then(item_expr) {
+            Some(e) => Ok(e.clone()),
+            None => full("a GROUP BY position"),
+        }
+    }
+
     /// The keys of `GROUP BY ALL`, as DuckDB finds them: every select item that reads a
     /// column and has no aggregate. A constant is not a key (so `SELECT 1, sum(v) … GROUP BY
     /// ALL` has its one row over no rows), nor is a window over the groups (one reading a
@@ -28,18 +58,14 @@ impl Analyzer<'_> {
     pub(super) fn group_by_all(&self, s: &Select) -> R<Vec<Expr>> {
         let mut keys = Vec::new();
         for p in &s.projection {
-            let e = match p {
-                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e,
-                _ => return full("* in an aggregate query"),
+            let Some(e) = item_expr(p) else {
+                return full("* in an aggregate query");
             };
             let mut reads = false;
-            let mut windowed = false;
-            let _ = e.visit(&mut super::FnVisitor(|x: &Expr| match x {
-                Expr::Identifier(_) | Expr::CompoundIdentifier(_) => reads = true,
-                Expr::Function(f) if f.over.is_some() => windowed = true,
-                _ => {}
+            let _ = e.visit(&mut super::FnVisitor(|x: &Expr| {
+                reads |= matches!(x, Expr::Identifier(_) | Expr::CompoundIdentifier(_));
             }));
-            if reads && !windowed && !self.has_aggregate(e) {
+            if reads && !calls_window(e) && !self.has_aggregate(e) {
                 keys.push(e.clone());
             }
         }

@@ -93,7 +93,8 @@ fn ctes(storage: &str, keys: &[String], f: &AggFn, kept: &Kept) -> String {
         "_mv_c{slot} AS (SELECT {kx}{first}(_mv_x._mv_v, {KEPT}) AS _mv_k, \
          count(*) > {KEPT} AS _mv_more FROM ({repeated}) AS _mv_x{gb})",
         kx = keys_of("_mv_x", keys),
-        first = kept.first(),
+        // `min(x, n)` / `max(x, n)`: the group's first n values in order.
+        first = crate::agg::Aggregator::name(kept),
         gb = group_by("_mv_x", keys, None),
     );
     format!("{rows}, {groups}, {cut}")
