@@ -1,11 +1,17 @@
-//! The typed expressions the engine generates, and their one renderer.
+//! The typed SQL the engine generates, and its one renderer.
 //!
-//! Generated SQL is built from these values, never by editing text: an [`Expr`] becomes a
-//! `sqlparser` AST ([`Expr::to_ast`]) and is printed by its `Display`. The conversion alone
-//! decides quoting (every engine name is a quoted identifier) and parentheses (every compound
-//! operand is nested), so no caller reasons about precedence.
+//! Generated SQL is built from these values, never by editing text: an [`Expr`] (here) or a
+//! [`Query`] (`query`) becomes a `sqlparser` AST ([`Expr::to_ast`], [`Query::to_ast`]) and is
+//! printed by its `Display`. The conversion alone decides quoting (every engine name is a
+//! quoted identifier) and parentheses (every compound operand is nested), so no caller reasons
+//! about precedence.
 
+use std::borrow::Cow;
 use std::fmt;
+
+mod query;
+
+pub use query::{Cte, From, GroupBy, Item, JoinKind, Name, Query, Select};
 
 use sqlparser::ast::helpers::attached_token::AttachedToken;
 use sqlparser::ast::{
@@ -18,10 +24,12 @@ use sqlparser::ast::{
 pub enum Expr {
     /// `rel.name`, or `name` alone: a column the engine named (storage, work or change columns).
     Col {
-        rel: Option<&'static str>,
+        rel: Option<Cow<'static, str>>,
         name: String,
     },
     Int(i64),
+    /// A string literal.
+    Str(String),
     Bool(bool),
     Null,
     /// A scalar function (`coalesce`, `least`) or aggregate call; `distinct` and `filter`
@@ -44,7 +52,16 @@ pub enum Expr {
     },
     /// `CAST(e AS BIGINT)`: the only cast the engine's own state needs.
     BigInt(Box<Expr>),
-    /// An expression of the user's, as the compiler kept it (an aggregate call kept whole).
+    /// `NOT e`.
+    Not(Box<Expr>),
+    /// `-e`.
+    Neg(Box<Expr>),
+    /// `[NOT] EXISTS (query)`.
+    Exists { query: Box<Query>, negated: bool },
+    /// `(query)`: a scalar subquery.
+    Scalar(Box<Query>),
+    /// An expression of the user's, as the compiler kept it (a filter, a select item, an
+    /// aggregate call kept whole).
     User(Box<ast::Expr>),
 }
 
@@ -59,16 +76,56 @@ pub enum Op {
     Gt,
     LtEq,
     GtEq,
+    NotEq,
     And,
     Or,
+    /// `IS NOT DISTINCT FROM`: equality with NULLs equal.
+    Same,
 }
 
 /// A column of the relation aliased `rel`.
-pub fn col(rel: &'static str, name: impl Into<String>) -> Expr {
+pub fn col(rel: impl Into<Cow<'static, str>>, name: impl Into<String>) -> Expr {
     Expr::Col {
-        rel: Some(rel),
+        rel: Some(rel.into()),
         name: name.into(),
     }
+}
+
+/// An expression of the user's.
+pub fn user(e: &ast::Expr) -> Expr {
+    Expr::User(Box::new(e.clone()))
+}
+
+/// `c1 AND c2 AND …`; `TRUE` for no conjunct.
+pub fn all(conds: impl IntoIterator<Item = Expr>) -> Expr {
+    conds
+        .into_iter()
+        .reduce(Expr::and)
+        .unwrap_or(Expr::Bool(true))
+}
+
+/// `c1 OR c2 OR …`; `FALSE` for no disjunct.
+pub fn any(conds: impl IntoIterator<Item = Expr>) -> Expr {
+    conds
+        .into_iter()
+        .reduce(Expr::or)
+        .unwrap_or(Expr::Bool(false))
+}
+
+/// `EXISTS (query)`.
+pub fn exists(query: Query) -> Expr {
+    Expr::Exists {
+        query: Box::new(query),
+        negated: false,
+    }
+}
+
+/// `a IS NOT DISTINCT FROM b AND …` over the columns `cols` of the relations aliased `left`
+/// and `right`; `TRUE` when there are none (an ungrouped aggregate's single row).
+pub fn same_cols(left: &'static str, right: &'static str, cols: &[String]) -> Expr {
+    all(cols
+        .iter()
+        .map(|c| col(left, c.clone()).bin(Op::Same, col(right, c.clone()))))
 }
 
 /// An unqualified column (the select list over a single relation, e.g. a view's storage).
@@ -121,6 +178,14 @@ impl Expr {
     pub fn is_not_null(self) -> Expr {
         Expr::IsNotNull(Box::new(self))
     }
+    #[allow(clippy::should_implement_trait)]
+    pub fn not(self) -> Expr {
+        Expr::Not(Box::new(self))
+    }
+    #[allow(clippy::should_implement_trait)]
+    pub fn neg(self) -> Expr {
+        Expr::Neg(Box::new(self))
+    }
     pub fn big_int(self) -> Expr {
         Expr::BigInt(Box::new(self))
     }
@@ -148,9 +213,14 @@ impl Expr {
         match self {
             Expr::Col { rel: None, name } => ast::Expr::Identifier(quoted(name)),
             Expr::Col { rel: Some(r), name } => {
-                ast::Expr::CompoundIdentifier(vec![Ident::new(*r), quoted(name)])
+                ast::Expr::CompoundIdentifier(vec![quoted(r), quoted(name)])
             }
+            Expr::Int(i) if *i < 0 => ast::Expr::UnaryOp {
+                op: ast::UnaryOperator::Minus,
+                expr: Box::new(Expr::Int(-i).to_ast()),
+            },
             Expr::Int(i) => ast::Expr::value(Value::Number(i.to_string(), false)),
+            Expr::Str(s) => ast::Expr::value(Value::SingleQuotedString(s.clone())),
             Expr::Bool(b) => ast::Expr::value(Value::Boolean(*b)),
             Expr::Null => ast::Expr::value(Value::Null),
             Expr::Call {
@@ -167,6 +237,10 @@ impl Expr {
                 }),
                 ..plain_function("count")
             }),
+            Expr::Bin(l, Op::Same, r) => ast::Expr::IsNotDistinctFrom(
+                Box::new(nested(l)),
+                Box::new(nested(r)),
+            ),
             Expr::Bin(l, op, r) => ast::Expr::BinaryOp {
                 left: Box::new(nested(l)),
                 op: binary(*op),
@@ -187,6 +261,19 @@ impl Expr {
                     .collect(),
                 else_result: Some(Box::new(otherwise.to_ast())),
             },
+            Expr::Not(e) => ast::Expr::UnaryOp {
+                op: ast::UnaryOperator::Not,
+                expr: Box::new(nested(e)),
+            },
+            Expr::Neg(e) => ast::Expr::UnaryOp {
+                op: ast::UnaryOperator::Minus,
+                expr: Box::new(nested(e)),
+            },
+            Expr::Exists { query, negated } => ast::Expr::Exists {
+                subquery: Box::new(query.to_ast()),
+                negated: *negated,
+            },
+            Expr::Scalar(q) => ast::Expr::Subquery(Box::new(q.to_ast())),
             Expr::User(e) => (**e).clone(),
             Expr::BigInt(e) => ast::Expr::Cast {
                 kind: CastKind::Cast,
@@ -230,12 +317,33 @@ fn quoted(name: &str) -> Ident {
     Ident::with_quote('"', name)
 }
 
-/// Operands that are themselves operators are wrapped in parentheses.
+/// Operands that are themselves operators are wrapped in parentheses: any expression but a
+/// name, a literal, a call, a CASE, a cast or a subquery, whoever built it.
 fn nested(e: &Expr) -> ast::Expr {
-    let inner = e.to_ast();
+    paren(e.to_ast())
+}
+
+/// `e`, parenthesized unless it is a single operand already.
+pub fn paren(e: ast::Expr) -> ast::Expr {
+    use ast::Expr as A;
     match e {
-        Expr::Bin(..) | Expr::IsNull(_) | Expr::IsNotNull(_) => ast::Expr::Nested(Box::new(inner)),
-        _ => inner,
+        e @ (A::Identifier(_)
+        | A::CompoundIdentifier(_)
+        | A::Value(_)
+        | A::Function(_)
+        | A::Case { .. }
+        | A::Cast { .. }
+        | A::Nested(_)
+        | A::Subquery(_)
+        | A::Exists { .. }) => e,
+        A::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } if matches!(*expr, A::Value(_)) => A::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        },
+        e => A::Nested(Box::new(e)),
     }
 }
 
@@ -250,8 +358,10 @@ fn binary(op: Op) -> BinaryOperator {
         Op::Gt => BinaryOperator::Gt,
         Op::LtEq => BinaryOperator::LtEq,
         Op::GtEq => BinaryOperator::GtEq,
+        Op::NotEq => BinaryOperator::NotEq,
         Op::And => BinaryOperator::And,
         Op::Or => BinaryOperator::Or,
+        Op::Same => unreachable!("IS NOT DISTINCT FROM has its own node"),
     }
 }
 
@@ -290,9 +400,9 @@ mod tests {
     #[test]
     fn compound_operands_are_parenthesized() {
         let e = (col("s", "n_1") + col("d", "n_1")) * Expr::Int(2);
-        assert_eq!(e.to_string(), r#"(s."n_1" + d."n_1") * 2"#);
+        assert_eq!(e.to_string(), r#"("s"."n_1" + "d"."n_1") * 2"#);
         let e = col("s", "a").eq(Expr::Null.is_null());
-        assert_eq!(e.to_string(), r#"s."a" = (NULL IS NULL)"#);
+        assert_eq!(e.to_string(), r#""s"."a" = (NULL IS NULL)"#);
     }
 
     #[test]
@@ -301,7 +411,7 @@ mod tests {
             .filter(col("d", "_mv_mult").bin(Op::Gt, Expr::Int(0)));
         assert_eq!(
             e.to_string(),
-            r#"min(d."we""ird") FILTER (WHERE d."_mv_mult" > 0)"#
+            r#"min("d"."we""ird") FILTER (WHERE "d"."_mv_mult" > 0)"#
         );
         let e = Expr::Call {
             name: "count",

@@ -1,0 +1,504 @@
+//! Typed queries: the SELECTs, FROM items and joins the engine generates, rendered through
+//! the `sqlparser` AST like [`Expr`]. Every FROM item the engine builds is one of these values,
+//! so a delta term can be inspected (which relations it joins, under which aliases) and a test
+//! can compare structure instead of text.
+
+use sqlparser::ast::helpers::attached_token::AttachedToken;
+use sqlparser::ast::{
+    self, GroupByExpr, JoinConstraint, JoinOperator, ObjectName, ObjectNamePart,
+    SelectFlavor, SelectItem, SetExpr, SetOperator, SetQuantifier, TableAlias,
+    TableAliasColumnDef, TableFactor, TableWithJoins, WildcardAdditionalOptions,
+};
+use std::fmt;
+
+use super::{all, quoted, Expr};
+
+/// A relation's name, one part per dot (`_duckmv`, `mv_3`); every part is quoted when printed.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Name(pub Vec<String>);
+
+impl Name {
+    /// The name of a relation as the plan stores it: quoted or bare parts joined by dots
+    /// (`"main"."t"`, `_duckmv.d_3_t`).
+    pub fn of(stored: &str) -> Name {
+        let mut parts = Vec::new();
+        let mut cur = String::new();
+        let mut quoted = false;
+        let mut chars = stored.trim().chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '"' if quoted && chars.peek() == Some(&'"') => {
+                    cur.push('"');
+                    chars.next();
+                }
+                '"' => quoted = !quoted,
+                '.' if !quoted => parts.push(std::mem::take(&mut cur)),
+                _ => cur.push(c),
+            }
+        }
+        parts.push(cur);
+        Name(parts)
+    }
+
+    fn to_ast(&self) -> ObjectName {
+        ObjectName(
+            self.0
+                .iter()
+                .map(|p| ObjectNamePart::Identifier(quoted(p)))
+                .collect(),
+        )
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.to_ast().fmt(f)
+    }
+}
+
+/// A query: a SELECT, a UNION ALL of queries, a VALUES list, or a query with CTEs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Query {
+    Select(Box<Select>),
+    UnionAll(Vec<Query>),
+    Values(Vec<Vec<Expr>>),
+    With { ctes: Vec<Cte>, body: Box<Query> },
+}
+
+/// `name AS [MATERIALIZED] (query)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cte {
+    pub name: String,
+    pub query: Query,
+    pub materialized: bool,
+}
+
+/// `SELECT items FROM from WHERE filter… GROUP BY … HAVING having… LIMIT limit`; the filter and
+/// HAVING are conjunctions, each conjunct its own entry.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Select {
+    pub items: Vec<Item>,
+    pub from: Vec<From>,
+    pub filter: Vec<Expr>,
+    pub group_by: GroupBy,
+    pub having: Vec<Expr>,
+    pub limit: Option<u64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum GroupBy {
+    #[default]
+    None,
+    Exprs(Vec<Expr>),
+    /// `GROUP BY ALL`.
+    All,
+}
+
+/// A select-list item.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    /// `expr [AS "alias"]`.
+    Expr(Expr, Option<String>),
+    /// `*`.
+    Star,
+    /// `alias.*`.
+    StarOf(String),
+}
+
+impl Item {
+    /// `expr AS "alias"`.
+    pub fn named(e: Expr, alias: impl Into<String>) -> Item {
+        Item::Expr(e, Some(alias.into()))
+    }
+}
+
+/// A FROM item under an alias, or a (parenthesized) join of two.
+#[derive(Clone, Debug, PartialEq)]
+pub enum From {
+    Table {
+        name: Name,
+        alias: Option<String>,
+    },
+    /// `[LATERAL] (query) AS alias[(columns)]`.
+    Query {
+        query: Box<Query>,
+        alias: String,
+        columns: Vec<String>,
+        lateral: bool,
+    },
+    Join(Box<Join>),
+}
+
+/// `(left KIND JOIN right [ON on])`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Join {
+    pub left: From,
+    pub kind: JoinKind,
+    pub right: From,
+    pub on: Option<Expr>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JoinKind {
+    Inner,
+    Left,
+    Full,
+    Cross,
+    Semi,
+    Anti,
+}
+
+impl From {
+    /// `name AS alias`.
+    pub fn table(name: Name, alias: impl Into<String>) -> From {
+        From::Table {
+            name,
+            alias: Some(alias.into()),
+        }
+    }
+
+    /// `(query) AS alias`.
+    pub fn query(query: Query, alias: impl Into<String>) -> From {
+        From::Query {
+            query: Box::new(query),
+            alias: alias.into(),
+            columns: Vec::new(),
+            lateral: false,
+        }
+    }
+
+    /// `LATERAL (query) AS alias`.
+    pub fn lateral(query: Query, alias: impl Into<String>) -> From {
+        From::Query {
+            query: Box::new(query),
+            alias: alias.into(),
+            columns: Vec::new(),
+            lateral: true,
+        }
+    }
+
+    /// `(self KIND JOIN right ON on)`.
+    pub fn join(self, kind: JoinKind, right: From, on: Expr) -> From {
+        From::Join(Box::new(Join {
+            left: self,
+            kind,
+            right,
+            on: Some(on),
+        }))
+    }
+
+    /// `(self CROSS JOIN right)`.
+    pub fn cross(self, right: From) -> From {
+        From::Join(Box::new(Join {
+            left: self,
+            kind: JoinKind::Cross,
+            right,
+            on: None,
+        }))
+    }
+
+    fn to_ast(&self) -> TableFactor {
+        match self {
+            From::Table { name, alias } => TableFactor::Table {
+                name: name.to_ast(),
+                alias: alias.as_deref().map(|a| table_alias(a, &[])),
+                args: None,
+                with_hints: Vec::new(),
+                version: None,
+                with_ordinality: false,
+                partitions: Vec::new(),
+                json_path: None,
+                sample: None,
+                index_directives: Vec::new(),
+                inheritance: None,
+            },
+            From::Query {
+                query,
+                alias,
+                columns,
+                lateral,
+            } => TableFactor::Derived {
+                lateral: *lateral,
+                subquery: Box::new(query.to_ast()),
+                alias: Some(table_alias(alias, columns)),
+                sample: None,
+            },
+            From::Join(j) => {
+                let constraint = match &j.on {
+                    Some(on) => JoinConstraint::On(on.to_ast()),
+                    None => JoinConstraint::None,
+                };
+                let join_operator = match j.kind {
+                    JoinKind::Inner => JoinOperator::Inner(constraint),
+                    JoinKind::Left => JoinOperator::Left(constraint),
+                    JoinKind::Full => JoinOperator::FullOuter(constraint),
+                    JoinKind::Cross => JoinOperator::CrossJoin(constraint),
+                    JoinKind::Semi => JoinOperator::Semi(constraint),
+                    JoinKind::Anti => JoinOperator::Anti(constraint),
+                };
+                TableFactor::NestedJoin {
+                    table_with_joins: Box::new(TableWithJoins {
+                        relation: j.left.to_ast(),
+                        joins: vec![ast::Join {
+                            relation: j.right.to_ast(),
+                            global: false,
+                            join_operator,
+                        }],
+                    }),
+                    alias: None,
+                }
+            }
+        }
+    }
+}
+
+fn table_alias(name: &str, columns: &[String]) -> TableAlias {
+    TableAlias {
+        explicit: true,
+        name: quoted(name),
+        columns: columns
+            .iter()
+            .map(|c| TableAliasColumnDef {
+                name: quoted(c),
+                data_type: None,
+            })
+            .collect(),
+        at: None,
+    }
+}
+
+impl Select {
+    /// `SELECT items FROM from`.
+    pub fn new(items: Vec<Item>, from: Vec<From>) -> Select {
+        Select {
+            items,
+            from,
+            ..Select::default()
+        }
+    }
+
+    /// This select with `conds` added to its WHERE.
+    pub fn filtered(mut self, conds: impl IntoIterator<Item = Expr>) -> Select {
+        self.filter.extend(conds);
+        self
+    }
+
+    fn to_ast(&self) -> ast::Select {
+        let projection = self
+            .items
+            .iter()
+            .map(|i| match i {
+                Item::Expr(e, None) => SelectItem::UnnamedExpr(e.to_ast()),
+                Item::Expr(e, Some(a)) => SelectItem::ExprWithAlias {
+                    expr: e.to_ast(),
+                    alias: quoted(a),
+                },
+                Item::Star => SelectItem::Wildcard(WildcardAdditionalOptions::default()),
+                Item::StarOf(a) => SelectItem::QualifiedWildcard(
+                    ast::SelectItemQualifiedWildcardKind::ObjectName(ObjectName(vec![
+                        ObjectNamePart::Identifier(quoted(a)),
+                    ])),
+                    WildcardAdditionalOptions::default(),
+                ),
+            })
+            .collect();
+        let conj = |c: &[Expr]| (!c.is_empty()).then(|| all(c.iter().cloned()).to_ast());
+        ast::Select {
+            select_token: AttachedToken::empty(),
+            optimizer_hints: Vec::new(),
+            distinct: None,
+            select_modifiers: None,
+            top: None,
+            top_before_distinct: false,
+            projection,
+            exclude: None,
+            into: None,
+            from: self
+                .from
+                .iter()
+                .map(|f| TableWithJoins {
+                    relation: f.to_ast(),
+                    joins: Vec::new(),
+                })
+                .collect(),
+            lateral_views: Vec::new(),
+            prewhere: None,
+            selection: conj(&self.filter),
+            connect_by: Vec::new(),
+            group_by: match &self.group_by {
+                GroupBy::None => GroupByExpr::Expressions(Vec::new(), Vec::new()),
+                GroupBy::Exprs(keys) => {
+                    GroupByExpr::Expressions(keys.iter().map(Expr::to_ast).collect(), Vec::new())
+                }
+                GroupBy::All => GroupByExpr::All(Vec::new()),
+            },
+            cluster_by: Vec::new(),
+            distribute_by: Vec::new(),
+            sort_by: Vec::new(),
+            having: conj(&self.having),
+            named_window: Vec::new(),
+            qualify: None,
+            window_before_qualify: false,
+            value_table_mode: None,
+            flavor: SelectFlavor::Standard,
+        }
+    }
+}
+
+impl Query {
+    /// A query of one SELECT.
+    pub fn select(s: Select) -> Query {
+        Query::Select(Box::new(s))
+    }
+
+    /// The UNION ALL of `parts`; the part itself when there is one.
+    pub fn union_all(mut parts: Vec<Query>) -> Query {
+        if parts.len() == 1 {
+            return parts.pop().unwrap();
+        }
+        Query::UnionAll(parts)
+    }
+
+    pub fn to_ast(&self) -> ast::Query {
+        let (with, body) = match self {
+            Query::With { ctes, body } => {
+                let with = ast::With {
+                    with_token: AttachedToken::empty(),
+                    recursive: false,
+                    cte_tables: ctes.iter().map(Cte::to_ast).collect(),
+                };
+                (Some(with), body.set_expr())
+            }
+            q => (None, q.set_expr()),
+        };
+        let limit = match self {
+            Query::Select(s) => s.limit,
+            _ => None,
+        };
+        ast::Query {
+            with,
+            body: Box::new(body),
+            order_by: None,
+            limit_clause: limit.map(|n| ast::LimitClause::LimitOffset {
+                limit: Some(Expr::Int(n as i64).to_ast()),
+                offset: None,
+                limit_by: Vec::new(),
+            }),
+            fetch: None,
+            locks: Vec::new(),
+            for_clause: None,
+            settings: None,
+            format_clause: None,
+            pipe_operators: Vec::new(),
+        }
+    }
+
+    /// The query as a set expression: UNION ALL branches are nested queries, so each keeps
+    /// its own clauses and parentheses.
+    fn set_expr(&self) -> SetExpr {
+        match self {
+            Query::Select(s) => SetExpr::Select(Box::new(s.to_ast())),
+            Query::Values(rows) => SetExpr::Values(ast::Values {
+                explicit_row: false,
+                value_keyword: false,
+                rows: rows
+                    .iter()
+                    .map(|r| ast::Parens {
+                        opening_token: AttachedToken::empty(),
+                        content: r.iter().map(Expr::to_ast).collect(),
+                        closing_token: AttachedToken::empty(),
+                    })
+                    .collect(),
+            }),
+            Query::UnionAll(parts) => parts
+                .iter()
+                .map(|p| SetExpr::Query(Box::new(p.to_ast())))
+                .reduce(|l, r| SetExpr::SetOperation {
+                    left: Box::new(l),
+                    op: SetOperator::Union,
+                    set_quantifier: SetQuantifier::All,
+                    right: Box::new(r),
+                })
+                .expect("a UNION ALL has parts"),
+            Query::With { .. } => SetExpr::Query(Box::new(self.to_ast())),
+        }
+    }
+}
+
+impl Cte {
+    fn to_ast(&self) -> ast::Cte {
+        ast::Cte {
+            alias: table_alias(&self.name, &[]),
+            query: Box::new(self.query.to_ast()),
+            from: None,
+            materialized: self
+                .materialized
+                .then_some(ast::CteAsMaterialized::Materialized),
+            closing_paren_token: AttachedToken::empty(),
+        }
+    }
+}
+
+impl fmt::Display for Query {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.to_ast().fmt(f)
+    }
+}
+
+impl fmt::Display for From {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.to_ast().fmt(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{col, Op};
+
+    #[test]
+    fn stored_names_split_into_quoted_parts() {
+        assert_eq!(Name::of("\"main\".\"t\"").0, vec!["main", "t"]);
+        assert_eq!(Name::of("_duckmv.d_1_t").0, vec!["_duckmv", "d_1_t"]);
+        assert_eq!(Name::of("\"a.b\".\"c\"\"d\"").0, vec!["a.b", "c\"d"]);
+        assert_eq!(Name::of("_duckmv.mv_3").to_string(), "\"_duckmv\".\"mv_3\"");
+    }
+
+    #[test]
+    fn joins_are_parenthesized_and_aliases_quoted() {
+        let a = From::table(Name::of("main.a"), "a");
+        let b = From::table(Name::of("main.b"), "b");
+        let j = a.join(JoinKind::Left, b, col("a", "k").eq(col("b", "k")));
+        assert_eq!(
+            j.to_string(),
+            r#"("main"."a" AS "a" LEFT JOIN "main"."b" AS "b" ON "a"."k" = "b"."k")"#
+        );
+    }
+
+    #[test]
+    fn selects_union_and_lateral_subqueries_print_as_duckdb_reads_them() {
+        let t = From::table(Name::of("main.t"), "t");
+        let count = Query::select(Select::new(
+            vec![Item::named(Expr::CountStar, "n")],
+            vec![From::table(Name::of("main.u"), "u")],
+        ));
+        let s = Select::new(
+            vec![Item::StarOf("t".into()), Item::named(col("c", "n"), "n")],
+            vec![t, From::lateral(count, "c")],
+        )
+        .filtered([
+            col("t", "a").bin(Op::Gt, Expr::Int(1)),
+            col("t", "b").eq(Expr::Int(2)).or(Expr::Bool(false)),
+        ]);
+        let q = Query::union_all(vec![Query::select(s.clone()), Query::select(s)]);
+        let text = q.to_string();
+        assert!(
+            text.starts_with(
+                r#"(SELECT "t".*, "c"."n" AS "n" FROM "main"."t" AS "t", LATERAL (SELECT count(*) AS "n" FROM "main"."u" AS "u") AS "c" WHERE ("t"."a" > 1) AND (("t"."b" = 2) OR false)) UNION ALL ("#
+            ),
+            "{text}"
+        );
+        let round = crate::text::parse_query(&text).expect("parses back");
+        assert_eq!(round.to_string(), text);
+    }
+}
