@@ -105,7 +105,7 @@ pub fn compile(
         Ok(body) => {
             let strategy = format!("incremental: {}", an.describe(&body));
             let sources = an.sources;
-            let mut plan = Plan {
+            let plan = Plan {
                 id,
                 columns,
                 types,
@@ -116,9 +116,6 @@ pub fn compile(
                 limit: None,
                 set_op: None,
             };
-            if let Body::Aggregate(a) = &mut plan.body {
-                aggregate::finish_output(a, &plan.columns, &plan.types);
-            }
             if !reloads(&plan) {
                 let reason = "an expression duckmv cannot store";
                 let plan = full_plan(an.db, id, query, Some(&q), plan.columns, plan.types, reason)?;

@@ -6,11 +6,12 @@
 //! over small inputs, instead of a correlated count per candidate row that DuckDB decorrelates
 //! into a plan over the whole preserved side.
 
-use sqlparser::ast::{visit_expressions, BinaryOperator, Expr, InTarget};
+use sqlparser::ast::{visit_expressions, BinaryOperator, Expr as Ast, InTarget};
 use std::ops::ControlFlow;
 
+use super::ir::{self, user, Expr, From, GroupBy, Item as SelItem, JoinKind, Query, Select};
 use super::plan::{Item, ItemFrom, Source};
-use super::term::{where_sql, Term};
+use super::term::Term;
 
 /// One side of the predicate: its alias (as the plan quotes it) and its columns (for
 /// unqualified names); None when they are not known (a join tree), which leaves every
@@ -24,8 +25,8 @@ pub struct Side<'a> {
 /// equality the predicate requires; `filter` holds the conjuncts on the other side alone.
 #[derive(Debug, PartialEq)]
 pub struct Keys {
-    pub pairs: Vec<(String, String)>,
-    pub filter: Vec<String>,
+    pub pairs: Vec<(Expr, Expr)>,
+    pub filter: Vec<Expr>,
 }
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -51,17 +52,17 @@ fn unquote(alias: &str) -> &str {
 /// Which side an expression reads. `inner_first`: an unqualified name found on both sides means
 /// the other side (a subquery's own table shadows the outer one); otherwise it is ambiguous.
 /// None when a name cannot be placed or the expression holds a subquery.
-fn owner(e: &Expr, p: &Side, o: &Side, inner_first: bool) -> Option<Owner> {
+fn owner(e: &Ast, p: &Side, o: &Side, inner_first: bool) -> Option<Owner> {
     let mut own = Owner::None;
-    let flow = visit_expressions(e, |x: &Expr| {
+    let flow = visit_expressions(e, |x: &Ast| {
         let side = match x {
-            Expr::Subquery(_)
-            | Expr::Exists { .. }
-            | Expr::In {
+            Ast::Subquery(_)
+            | Ast::Exists { .. }
+            | Ast::In {
                 target: InTarget::Subquery(_),
                 ..
             } => None,
-            Expr::CompoundIdentifier(parts) if parts.len() == 2 => {
+            Ast::CompoundIdentifier(parts) if parts.len() == 2 => {
                 let a = &parts[0].value;
                 if a.eq_ignore_ascii_case(unquote(p.alias)) {
                     Some(Owner::P)
@@ -71,8 +72,8 @@ fn owner(e: &Expr, p: &Side, o: &Side, inner_first: bool) -> Option<Owner> {
                     None
                 }
             }
-            Expr::CompoundIdentifier(_) => None,
-            Expr::Identifier(id) => {
+            Ast::CompoundIdentifier(_) => None,
+            Ast::Identifier(id) => {
                 let has = |c: &[String]| c.iter().any(|c| c.eq_ignore_ascii_case(&id.value));
                 match (p.columns.map(has), o.columns.map(has)) {
                     (Some(_), Some(true)) if inner_first => Some(Owner::O),
@@ -96,8 +97,8 @@ fn owner(e: &Expr, p: &Side, o: &Side, inner_first: bool) -> Option<Owner> {
 
 /// Splits `pred` into key pairs and other-side conditions; None when some conjunct reads the
 /// preserved side other than through an equality with the other side (or cannot be placed).
-pub fn split(pred: &Expr, p: &Side, o: &Side, inner_first: bool) -> Option<Keys> {
-    let parts: Vec<Expr> = crate::user_expr::conjuncts(pred)
+pub fn split(pred: &Ast, p: &Side, o: &Side, inner_first: bool) -> Option<Keys> {
+    let parts: Vec<Ast> = crate::user_expr::conjuncts(pred)
         .into_iter()
         .cloned()
         .collect();
@@ -107,10 +108,10 @@ pub fn split(pred: &Expr, p: &Side, o: &Side, inner_first: bool) -> Option<Keys>
     };
     for c in parts {
         match owner(&c, p, o, inner_first)? {
-            Owner::O | Owner::None => keys.filter.push(format!("({c})")),
+            Owner::O | Owner::None => keys.filter.push(user(&c)),
             Owner::P => return None,
             Owner::Mixed => {
-                let Expr::BinaryOp {
+                let Ast::BinaryOp {
                     left,
                     op: BinaryOperator::Eq,
                     right,
@@ -122,8 +123,8 @@ pub fn split(pred: &Expr, p: &Side, o: &Side, inner_first: bool) -> Option<Keys>
                     owner(left, p, o, inner_first)?,
                     owner(right, p, o, inner_first)?,
                 ) {
-                    (Owner::P, Owner::O) => keys.pairs.push((left.to_string(), right.to_string())),
-                    (Owner::O, Owner::P) => keys.pairs.push((right.to_string(), left.to_string())),
+                    (Owner::P, Owner::O) => keys.pairs.push((user(left), user(right))),
+                    (Owner::O, Owner::P) => keys.pairs.push((user(right), user(left))),
                     _ => return None,
                 }
             }
@@ -136,97 +137,98 @@ fn key(i: usize) -> String {
     format!("_mv_k{i}")
 }
 
+/// The key columns `_mv_k0…`, unqualified.
+fn key_cols(keys: &Keys) -> Vec<Expr> {
+    (0..keys.pairs.len()).map(|i| ir::bare(key(i))).collect()
+}
+
 /// `o1 AS _mv_k0, o2 AS _mv_k1, …`: the other side's key expressions as key columns.
-fn key_columns(keys: &Keys) -> String {
+fn key_columns(keys: &Keys) -> Vec<SelItem> {
     keys.pairs
         .iter()
         .enumerate()
-        .map(|(i, (_, o))| format!("{o} AS {}", key(i)))
-        .collect::<Vec<_>>()
-        .join(", ")
+        .map(|(i, (_, o))| SelItem::named(o.clone(), key(i)))
+        .collect()
 }
 
 /// The net change of matching rows per key, keys whose net change is zero left out (their count
 /// cannot cross zero): columns `_mv_k0…` and `_mv_kd`.
-fn delta_by_key(keys: &Keys, dq: &[Term]) -> String {
-    let ks = (0..keys.pairs.len())
-        .map(key)
-        .collect::<Vec<_>>()
-        .join(", ");
-    format!(
-        "SELECT {ks}, sum(_mv_m) AS _mv_kd FROM ({}) AS _mv_u GROUP BY {ks} HAVING sum(_mv_m) <> 0",
-        changed_keys(keys, dq)
-    )
+fn delta_by_key(keys: &Keys, dq: &[Term]) -> Query {
+    let net = || ir::call("sum", vec![ir::bare("_mv_m")]);
+    let mut items: Vec<SelItem> = key_cols(keys)
+        .into_iter()
+        .map(|k| SelItem::Expr(k, None))
+        .collect();
+    items.push(SelItem::named(net(), "_mv_kd"));
+    let mut s = Select::new(items, vec![From::query(changed_keys(keys, dq), "_mv_u")]);
+    s.group_by = GroupBy::Exprs(key_cols(keys));
+    s.having = vec![net().bin(ir::Op::NotEq, Expr::Int(0))];
+    Query::select(s)
 }
 
 /// The key (`_mv_k0…`) and multiplicity (`_mv_m`) of every changed row of the other side that
 /// passes its own conditions.
-fn changed_keys(keys: &Keys, dq: &[Term]) -> String {
-    dq.iter()
-        .map(|t| {
-            let mut conds = t.conds.clone();
-            conds.extend(keys.filter.iter().cloned());
-            format!(
-                "SELECT {}, {} AS _mv_m FROM {}{}",
-                key_columns(keys),
-                t.mult_sql(),
-                t.from,
-                where_sql(&conds)
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(" UNION ALL ")
+fn changed_keys(keys: &Keys, dq: &[Term]) -> Query {
+    Query::union_all(
+        dq.iter()
+            .map(|t| {
+                let mut items = key_columns(keys);
+                items.push(SelItem::named(t.mult(), "_mv_m"));
+                let s = t.select(items).filtered(keys.filter.iter().cloned());
+                Query::select(s)
+            })
+            .collect(),
+    )
 }
 
 /// Current match counts (`_mv_kn`) for the keys of the query `wanted` (columns `_mv_k0…`),
 /// reading only the rows of the other side (`o_cur`, a FROM item under its alias) with such a
 /// key.
-fn count_by_key(keys: &Keys, o_cur: &str, wanted: &str) -> String {
-    let on: Vec<String> = keys
-        .pairs
-        .iter()
-        .enumerate()
-        .map(|(i, (_, o))| format!("{o} = _mv_w.{}", key(i)))
-        .collect();
-    format!(
-        "SELECT {}, count(*) AS _mv_kn FROM {o_cur} SEMI JOIN ({wanted}) AS _mv_w ON {}{} GROUP BY ALL",
-        key_columns(keys),
-        on.join(" AND "),
-        where_sql(&keys.filter)
-    )
+fn count_by_key(keys: &Keys, o_cur: From, wanted: Query) -> Query {
+    let on = ir::all(
+        keys.pairs
+            .iter()
+            .enumerate()
+            .map(|(i, (_, o))| o.clone().eq(ir::col("_mv_w", key(i)))),
+    );
+    let mut items = key_columns(keys);
+    items.push(SelItem::named(Expr::CountStar, "_mv_kn"));
+    let from = o_cur.join(JoinKind::Semi, From::query(wanted, "_mv_w"), on);
+    let mut s = Select::new(items, vec![from]).filtered(keys.filter.iter().cloned());
+    s.group_by = GroupBy::All;
+    Query::select(s)
 }
 
 /// `p_from` (a FROM item of the preserved side) joined to the per-key change (`dk`) and the
 /// current counts for those keys (`nk`): each row of the preserved side whose key changed gets
-/// `now` (its count now) and `d` (the net change), as SQL expressions over the join.
+/// `now` (its count now) and `delta` (the net change), as expressions over the join.
 pub struct Joined {
-    pub from: String,
-    pub now: String,
-    pub delta: String,
+    pub from: From,
+    pub now: Expr,
+    pub delta: Expr,
 }
 
-pub fn join_changed(keys: &Keys, p_from: &str, o_cur: &str, dq: &[Term], tag: u64) -> Joined {
+pub fn join_changed(keys: &Keys, p_from: From, o_cur: From, dq: &[Term], tag: u64) -> Joined {
     let dk = delta_by_key(keys, dq);
     let (d, n) = (format!("_mv_dk{tag}"), format!("_mv_nk{tag}"));
-    let on_d: Vec<String> = keys
-        .pairs
-        .iter()
-        .enumerate()
-        .map(|(i, (p, _))| format!("{p} = {d}.{}", key(i)))
-        .collect();
-    let on_n: Vec<String> = (0..keys.pairs.len())
-        .map(|i| format!("{n}.{k} = {d}.{k}", k = key(i)))
-        .collect();
+    let on_d = ir::all(
+        keys.pairs
+            .iter()
+            .enumerate()
+            .map(|(i, (p, _))| p.clone().eq(ir::col(d.clone(), key(i)))),
+    );
+    let on_n = ir::all(
+        (0..keys.pairs.len()).map(|i| ir::col(n.clone(), key(i)).eq(ir::col(d.clone(), key(i)))),
+    );
+    // Restricted by the changed rows' keys directly: a semi join needs no grouping.
+    let counts = count_by_key(keys, o_cur, changed_keys(keys, dq));
+    let from = p_from
+        .join(JoinKind::Inner, From::query(dk, d.clone()), on_d)
+        .join(JoinKind::Left, From::query(counts, n.clone()), on_n);
     Joined {
-        from: format!(
-            "(({p_from} INNER JOIN ({dk}) AS {d} ON {}) LEFT JOIN ({}) AS {n} ON {})",
-            on_d.join(" AND "),
-            // Restricted by the changed rows' keys directly: a semi join needs no grouping.
-            count_by_key(keys, o_cur, &changed_keys(keys, dq)),
-            on_n.join(" AND ")
-        ),
-        now: format!("coalesce({n}._mv_kn, 0)"),
-        delta: format!("{d}._mv_kd"),
+        from,
+        now: ir::or_zero(ir::col(n, "_mv_kn")),
+        delta: ir::col(d, "_mv_kd"),
     }
 }
 
@@ -266,11 +268,12 @@ mod tests {
             columns: Some(&oc),
         };
         let k = split_sql("(o.customer_id = c.id) AND (o.amount > 50)", &p, &o, true).unwrap();
-        assert_eq!(k.pairs, vec![("c.id".into(), "o.customer_id".into())]);
-        assert_eq!(k.filter, vec!["(o.amount > 50)".to_string()]);
+        let e = |sql: &str| user(&crate::user_expr::parse(sql).unwrap());
+        assert_eq!(k.pairs, vec![(e("c.id"), e("o.customer_id"))]);
+        assert_eq!(k.filter, vec![e("o.amount > 50")]);
         // Unqualified names resolve by column lists.
         let k = split_sql("(customer_id = id)", &p, &o, false).unwrap();
-        assert_eq!(k.pairs, vec![("id".into(), "customer_id".into())]);
+        assert_eq!(k.pairs, vec![(e("id"), e("customer_id"))]);
     }
 
     #[test]

@@ -258,7 +258,7 @@ fn create_storage(db: &mut dyn Sql, plan: &plan::Plan) -> Result<(), IvmError> {
         }
         plan::Body::Windowed(w) => {
             empty_table(db, &storage, &refresh::state_sql(plan))?;
-            empty_table(db, &work, &plan::windowed_work_shape_sql(plan, w))?;
+            empty_table(db, &work, &plan::windowed_work_shape_sql(plan, w).to_string())?;
         }
         plan::Body::Aggregate(a) => {
             empty_table(db, &storage, &refresh::state_sql(plan))?;

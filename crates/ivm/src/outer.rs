@@ -17,6 +17,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::ir::{self, user, Expr, From, Item as SelItem, JoinKind, Name, Query, Select};
 use super::keyed::{self, side};
 use super::plan::{rel_cur, Item, ItemFrom, Source};
 use super::restricted::restricted_count;
@@ -58,7 +59,7 @@ pub enum Kind {
 }
 
 /// The tree as it is now: one parenthesized joined table.
-pub fn tree_cur(sources: &[Source], t: &Tree) -> String {
+pub fn tree_cur(sources: &[Source], t: &Tree) -> From {
     match t {
         Tree::Leaf(item) => item_cur(sources, item),
         Tree::Join {
@@ -68,40 +69,51 @@ pub fn tree_cur(sources: &[Source], t: &Tree) -> String {
             on,
         } => {
             let k = match kind {
-                Kind::Inner => "INNER",
-                Kind::Left => "LEFT",
-                Kind::Full => "FULL",
+                Kind::Inner => JoinKind::Inner,
+                Kind::Left => JoinKind::Left,
+                Kind::Full => JoinKind::Full,
             };
-            format!(
-                "({} {k} JOIN {} ON {on})",
-                tree_cur(sources, left),
-                tree_cur(sources, right)
-            )
+            tree_cur(sources, left).join(k, tree_cur(sources, right), user(on.ast()))
         }
     }
 }
 
+/// `SELECT * FROM from LIMIT 0`.
+fn no_rows(from: From) -> Query {
+    let mut s = Select::new(vec![SelItem::Star], vec![from]);
+    s.limit = Some(0);
+    Query::select(s)
+}
+
 /// The tree with every input empty but typed: joined `ON FALSE` after a preserved side, it
 /// supplies the NULL padding under the user's aliases.
-fn tree_empty(sources: &[Source], t: &Tree) -> String {
+fn tree_empty(sources: &[Source], t: &Tree) -> From {
     match t {
         Tree::Leaf(item) => match &item.from {
-            ItemFrom::Source(i) => format!(
-                "(SELECT * FROM {} LIMIT 0) AS {}",
-                sources[*i].relation, item.alias
+            ItemFrom::Source(i) => From::query(
+                no_rows(From::Table {
+                    name: Name::of(&sources[*i].relation),
+                    alias: None,
+                }),
+                item.name(),
             ),
-            ItemFrom::Sub(rel) => format!(
-                "(SELECT * FROM ({}) AS _mv_e LIMIT 0) AS {}",
-                rel_cur(sources, rel),
-                item.alias
+            ItemFrom::Sub(rel) => From::query(
+                no_rows(From::query(rel_cur(sources, rel), "_mv_e")),
+                item.name(),
             ),
             ItemFrom::Tree(t) => tree_empty(sources, t),
         },
-        Tree::Join { left, right, .. } => format!(
-            "({} CROSS JOIN {})",
-            tree_empty(sources, left),
-            tree_empty(sources, right)
-        ),
+        Tree::Join { left, right, .. } => {
+            tree_empty(sources, left).cross(tree_empty(sources, right))
+        }
+    }
+}
+
+/// `(term's FROM KIND JOIN right ON on)`, the term's conditions and multiplicity kept.
+fn joined(t: &Term, kind: JoinKind, right: From, on: Expr) -> Term {
+    Term {
+        from: vec![t.joined().join(kind, right, on)],
+        ..t.clone()
     }
 }
 
@@ -141,30 +153,26 @@ fn inner_part(
     let dp = tree_delta(sources, p, changed);
     let dq = tree_delta(sources, o, changed);
     let (pc, oc) = (tree_cur(sources, p), tree_cur(sources, o));
+    let on = user(on.ast());
     let mut out = Vec::new();
     for a in &dp {
-        out.push(Term {
-            from: format!("({} INNER JOIN {oc} ON {on})", a.from),
-            conds: a.conds.clone(),
-            mult: a.mult.clone(),
-        });
+        out.push(joined(a, JoinKind::Inner, oc.clone(), on.clone()));
     }
     for b in &dq {
         out.push(Term {
-            from: format!("({pc} INNER JOIN {} ON {on})", b.from),
-            conds: b.conds.clone(),
-            mult: b.mult.clone(),
+            from: vec![pc.clone().join(JoinKind::Inner, b.joined(), on.clone())],
+            ..b.clone()
         });
     }
     for a in &dp {
         for b in &dq {
             let mut conds = a.conds.clone();
             conds.extend(b.conds.iter().cloned());
-            let mut mult = vec!["-1".to_string()];
+            let mut mult = vec![Expr::Int(-1)];
             mult.extend(a.mult.iter().cloned());
             mult.extend(b.mult.iter().cloned());
             out.push(Term {
-                from: format!("({} INNER JOIN {} ON {on})", a.from, b.from),
+                from: vec![a.joined().join(JoinKind::Inner, b.joined(), on.clone())],
                 conds,
                 mult,
             });
@@ -184,18 +192,15 @@ fn padded_part(
     let dp = tree_delta(sources, p, changed);
     let dq = tree_delta(sources, o, changed);
     let oe = tree_empty(sources, o);
+    let pad = |t: &Term| joined(t, JoinKind::Left, oe.clone(), Expr::Bool(false));
     // ΔP · t_old: changed rows of p that had no match before the change.
     let unmatched = unmatched_before(sources, p, o, on, &dp, &dq);
     let mut out: Vec<Term> = dp
         .iter()
         .map(|a| {
-            let mut conds = a.conds.clone();
-            conds.push(unmatched.clone());
-            Term {
-                from: format!("({} LEFT JOIN {oe} ON FALSE)", a.from),
-                conds,
-                mult: a.mult.clone(),
-            }
+            let mut t = pad(a);
+            t.conds.push(unmatched.clone());
+            t
         })
         .collect();
     if dq.is_empty() {
@@ -204,15 +209,16 @@ fn padded_part(
     // P_now · (t_now − t_old): only rows matching a changed row of o can cross zero.
     let flips = flips_by_key(sources, p, o, on, &dq)
         .unwrap_or_else(|| flips_per_row(sources, p, o, on, &dq));
-    out.push(Term {
-        from: format!("({} LEFT JOIN {oe} ON FALSE)", flips.from),
-        ..flips
-    });
+    out.push(pad(&flips));
     out
 }
 
-fn count_sql(oc: &str, on: &UserExpr) -> String {
-    format!("SELECT count(*) AS n FROM {oc} WHERE {on}")
+/// `SELECT count(*) AS n FROM o WHERE on`, correlated to a row of the preserved side.
+fn count_sql(oc: From, on: &UserExpr) -> Query {
+    Query::select(
+        Select::new(vec![SelItem::named(Expr::CountStar, "n")], vec![oc])
+            .filtered([user(on.ast())]),
+    )
 }
 
 /// Whether a row of `p` had no match in `o` before the change.
@@ -223,23 +229,28 @@ fn unmatched_before(
     on: &UserExpr,
     dp: &[Term],
     dq: &[Term],
-) -> String {
+) -> Expr {
     let oc = tree_cur(sources, o);
     if dq.is_empty() {
-        return format!("(NOT EXISTS (SELECT 1 FROM {oc} WHERE {on}))");
+        let any = Select::new(vec![SelItem::Expr(Expr::Int(1), None)], vec![oc])
+            .filtered([user(on.ast())]);
+        return ir::exists(Query::select(any)).not();
     }
     // Counted only over the rows of `o` matching a changed row of `p` (when both are single
     // tables and `p` has one delta term), not grouped over all of `o`.
     let count = match (leaves(p, o), dp) {
-        (Some((pl, ol)), [a]) if a.conds.is_empty() => restricted_count(
-            &oc,
-            &ol.alias,
-            &format!("(SELECT * FROM {}) AS {}", a.from, pl.alias),
-            on,
-        ),
-        _ => count_sql(&oc, on),
+        (Some((pl, ol)), [a]) if a.conds.is_empty() => {
+            let changed_p = Select::new(vec![SelItem::Star], a.from.clone());
+            restricted_count(
+                oc,
+                &ol.name(),
+                From::query(Query::select(changed_p), pl.name()),
+                on,
+            )
+        }
+        _ => count_sql(oc, on),
     };
-    format!("(({count}) = ({}))", delta_sum_query(dq, on, "d"))
+    Expr::Scalar(Box::new(count)).eq(Expr::Scalar(Box::new(delta_sum_query(dq, on, "d"))))
 }
 
 /// The rows of `p` whose "no match" flips, from counts per changed key of an equi-join (no
@@ -256,12 +267,15 @@ fn flips_by_key(
     let keys = keyed::split(on.ast(), &side(sources, pl), &side(sources, ol), false)?;
     let (pc, oc) = (tree_cur(sources, p), tree_cur(sources, o));
     let k = fresh(&format!("{pc}|{oc}|{on}"));
-    let j = keyed::join_changed(&keys, &pc, &oc, dq, k);
-    let now = &j.now;
+    let j = keyed::join_changed(&keys, pc, oc, dq, k);
+    let zero = |e: Expr| e.eq(Expr::Int(0));
+    let now_empty = zero(j.now.clone());
     Some(Term {
-        from: j.from.clone(),
-        conds: vec![format!("(({now} = 0) <> ({now} - {} = 0))", j.delta)],
-        mult: vec![format!("CASE WHEN {now} = 0 THEN 1 ELSE -1 END")],
+        from: vec![j.from],
+        conds: vec![now_empty
+            .clone()
+            .bin(ir::Op::NotEq, zero(j.now - j.delta))],
+        mult: vec![ir::case(now_empty, Expr::Int(1), Expr::Int(-1))],
     })
 }
 
@@ -271,50 +285,52 @@ fn flips_per_row(sources: &[Source], p: &Tree, o: &Tree, on: &UserExpr, dq: &[Te
     let (pc, oc) = (tree_cur(sources, p), tree_cur(sources, o));
     let k = fresh(&format!("{pc}|{oc}|{on}"));
     let (n, d) = (format!("_mv_n{k}"), format!("_mv_d{k}"));
+    let on_expr = user(on.ast());
     let mut conds = Vec::new();
     // With one delta term and a single preserved table, the candidates can also be named as a
     // subquery under the table's alias, and the rows of `o` counted for them restricted to those
     // matching some candidate: the count then reads only the affected part of `o` instead of
     // grouping all of it (DuckDB decorrelates the LATERAL count into a GROUP BY over `o`).
-    let mut count_now = count_sql(&oc, on);
+    let mut count_now = count_sql(oc.clone(), on);
     if let (Some((pl, ol)), [b]) = (leaves(p, o), dq) {
         if b.conds.is_empty() {
-            let cand = format!(
-                "(SELECT * FROM {pc} SEMI JOIN {} ON {on}) AS {}",
-                b.from, pl.alias
+            let cand = pc.clone().join(JoinKind::Semi, b.joined(), on_expr.clone());
+            let cand = Select::new(vec![SelItem::Star], vec![cand]);
+            count_now = restricted_count(
+                oc,
+                &ol.name(),
+                From::query(Query::select(cand), pl.name()),
+                on,
             );
-            count_now = restricted_count(&oc, &ol.alias, &cand, on);
         }
     }
     let candidates = match dq {
-        [b] if b.conds.is_empty() => format!("({pc} SEMI JOIN {} ON {on})", b.from),
+        [b] if b.conds.is_empty() => pc.join(JoinKind::Semi, b.joined(), on_expr),
         _ => {
-            let any: Vec<String> = dq
-                .iter()
-                .map(|b| {
-                    let mut c = b.conds.clone();
-                    c.push(format!("({on})"));
-                    format!(
-                        "EXISTS (SELECT 1 FROM {} WHERE {})",
-                        b.from,
-                        c.join(" AND ")
-                    )
-                })
-                .collect();
-            conds.push(format!("({})", any.join(" OR ")));
+            conds.push(ir::any(dq.iter().map(|b| {
+                let mut m = b.clone();
+                m.conds.push(on_expr.clone());
+                ir::exists(Query::select(
+                    m.select(vec![SelItem::Expr(Expr::Int(1), None)]),
+                ))
+            })));
             pc
         }
     };
-    conds.push(format!(
-        "(CASE WHEN {n}.n = 0 THEN {d}.d <> 0 ELSE {n}.n = {d}.d END)"
+    let (nn, dd) = (ir::col(n.clone(), "n"), ir::col(d.clone(), "d"));
+    let n_empty = nn.clone().eq(Expr::Int(0));
+    conds.push(ir::case(
+        n_empty.clone(),
+        dd.clone().bin(ir::Op::NotEq, Expr::Int(0)),
+        nn.eq(dd),
     ));
+    let from = candidates
+        .cross(From::lateral(count_now, n))
+        .cross(From::lateral(delta_sum_query(dq, on, "d"), d));
     Term {
-        from: format!(
-            "({candidates} CROSS JOIN LATERAL ({count_now}) AS {n} CROSS JOIN LATERAL ({}) AS {d})",
-            delta_sum_query(dq, on, "d")
-        ),
+        from: vec![from],
         conds,
-        mult: vec![format!("CASE WHEN {n}.n = 0 THEN 1 ELSE -1 END")],
+        mult: vec![ir::case(n_empty, Expr::Int(1), Expr::Int(-1))],
     }
 }
 

@@ -30,8 +30,8 @@ pub use super::agg::{AggFn, AggKind};
 use super::outer::Tree;
 use super::semi::{self, Exists, Guard};
 use super::set_ops::SetOp;
+use super::ir::{user, Expr, From, Item as SelItem, Query};
 use super::term::{self, Term};
-use super::text::ident;
 use super::user_expr::UserExpr;
 
 /// Everything a refresh needs, decided at CREATE.
@@ -164,6 +164,13 @@ pub struct Item {
     pub from: ItemFrom,
 }
 
+impl Item {
+    /// The alias itself, unquoted: the name FROM items and column references are built with.
+    pub fn name(&self) -> String {
+        super::text::unquoted(&self.alias)
+    }
+}
+
 #[derive(Serialize, Deserialize, Debug, Clone)]
 pub enum ItemFrom {
     Source(usize),
@@ -181,8 +188,11 @@ pub struct Aggregate {
     /// The aggregates, in the order the compiler's aggregate holes numbered them;
     /// several may share one state slot (SUM and AVG of one argument).
     pub aggs: Vec<AggFn>,
-    /// Output expressions over the storage columns, already cast and aliased.
-    pub output: Vec<String>,
+    /// Output expressions over the storage columns, in the order of the view's columns (or of
+    /// a sub-aggregate's names). The view's own aggregate casts each to its column's type
+    /// where it shows it (`output_sql`).
+    #[serde(with = "outputs")]
+    pub output: Vec<UserExpr>,
     /// HAVING, rewritten over the storage columns.
     pub having: Option<UserExpr>,
     /// When the select list tests EXISTS/IN, `input` is the copy for the first combination of
@@ -243,14 +253,14 @@ pub fn positional(n: usize) -> Vec<String> {
 // ---------------------------------------------------------------------------------------------
 // Relations: current state and delta
 
-pub fn item_cur(sources: &[Source], item: &Item) -> String {
+pub fn item_cur(sources: &[Source], item: &Item) -> From {
     term::item_cur(sources, item)
 }
 
 /// The FROM/WHERE of a block over current data.
 pub fn block_cur_term(sources: &[Source], b: &Block) -> Term {
     let mut t = Term::cur(term::items_cur(sources, &b.items));
-    t.conds.extend(b.filter.iter().map(UserExpr::to_string));
+    t.conds.extend(b.filter.iter().map(|f| user(f.ast())));
     t.conds
         .extend(b.exists.iter().map(|e| semi::cond_cur(sources, e)));
     t.conds
@@ -258,26 +268,21 @@ pub fn block_cur_term(sources: &[Source], b: &Block) -> Term {
     t
 }
 
-fn block_sql(b: &Block, t: &Term, mult: bool) -> String {
-    let mut cols: Vec<String> = b
+fn block_sql(b: &Block, t: &Term, mult: bool) -> Query {
+    let mut cols: Vec<SelItem> = b
         .select
         .iter()
         .zip(&b.names)
-        .map(|(e, n)| format!("{e} AS {}", ident(n)))
+        .map(|(e, n)| SelItem::named(user(e.ast()), n.clone()))
         .collect();
     if cols.is_empty() {
         // `SELECT count(*) FROM t` needs no column of t, but SQL needs one.
-        cols.push("1 AS _mv_one".into());
+        cols.push(SelItem::named(Expr::Int(1), "_mv_one"));
     }
     if mult {
-        cols.push(format!("{} AS _mv_mult", t.mult_sql()));
+        cols.push(SelItem::named(t.mult(), "_mv_mult"));
     }
-    format!(
-        "SELECT {} FROM {}{}",
-        cols.join(", "),
-        t.from,
-        t.where_sql()
-    )
+    Query::select(t.select(cols))
 }
 
 /// The relation's column names.
@@ -290,24 +295,17 @@ pub fn rel_names(rel: &Rel) -> &[String] {
 }
 
 /// The relation's current rows.
-pub fn rel_cur(sources: &[Source], rel: &Rel) -> String {
+pub fn rel_cur(sources: &[Source], rel: &Rel) -> Query {
     match rel {
         Rel::Block(b) => block_sql(b, &block_cur_term(sources, b), false),
-        Rel::Agg(sa) => {
-            aggregate::sub_agg_sql(sa, &aggregate::agg_state_from(sources, &sa.agg, ""), false)
-        }
-        Rel::Union(parts) => parts
-            .iter()
-            .map(|p| format!("({})", rel_cur(sources, p)))
-            .collect::<Vec<_>>()
-            .join(" UNION ALL "),
+        Rel::Agg(sa) => aggregate::sub_agg_cur(sources, sa),
+        Rel::Union(parts) => Query::union_all(parts.iter().map(|p| rel_cur(sources, p)).collect()),
     }
 }
 
 /// The relation's change as signed rows (its columns plus `_mv_mult`), or None when it provably
-/// has none because every source it reads is unchanged. Joins use inclusion–exclusion over the
-/// post-change states: one term per non-empty subset of changed inputs, sign (−1)^(|S|−1).
-pub fn rel_delta(sources: &[Source], rel: &Rel, changed: &[bool]) -> Option<String> {
+/// has none because every source it reads is unchanged.
+pub fn rel_delta(sources: &[Source], rel: &Rel, changed: &[bool]) -> Option<Query> {
     match rel {
         Rel::Block(b) => {
             let terms = semi::block_terms(
@@ -318,29 +316,62 @@ pub fn rel_delta(sources: &[Source], rel: &Rel, changed: &[bool]) -> Option<Stri
                 &b.guards,
                 changed,
             );
-            if terms.is_empty() {
-                None
-            } else {
-                Some(
-                    terms
-                        .iter()
-                        .map(|t| format!("({})", block_sql(b, t, true)))
-                        .collect::<Vec<_>>()
-                        .join(" UNION ALL "),
-                )
-            }
+            let parts: Vec<Query> = terms.iter().map(|t| block_sql(b, t, true)).collect();
+            (!parts.is_empty()).then(|| Query::union_all(parts))
         }
         Rel::Agg(sa) => aggregate::sub_agg_delta(sources, sa, changed),
         Rel::Union(parts) => {
-            let ds: Vec<String> = parts
+            let ds: Vec<Query> = parts
                 .iter()
                 .filter_map(|p| rel_delta(sources, p, changed))
-                .map(|d| format!("({d})"))
                 .collect();
-            if ds.is_empty() {
-                None
-            } else {
-                Some(ds.join(" UNION ALL "))
+            (!ds.is_empty()).then(|| Query::union_all(ds))
+        }
+    }
+}
+
+/// Aggregate outputs in the catalog: each expression's text. Catalogs of earlier versions
+/// stored a top-level aggregate's outputs already cast and named, `CAST(e AS t) AS "n"`, which
+/// the cast and name of the view's column now give when rendered: such an entry reads as `e`.
+mod outputs {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use sqlparser::ast::{Expr, SelectItem};
+    use sqlparser::dialect::GenericDialect;
+    use sqlparser::parser::Parser;
+
+    use crate::user_expr::UserExpr;
+
+    pub fn serialize<S: Serializer>(v: &[UserExpr], s: S) -> Result<S::Ok, S::Error> {
+        v.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<UserExpr>, D::Error> {
+        Vec::<String>::deserialize(d)?
+            .iter()
+            .map(|t| {
+                read(t).ok_or_else(|| serde::de::Error::custom(format!("unreadable output: {t}")))
+            })
+            .collect()
+    }
+
+    /// One stored output: an expression, or an earlier version's cast and named one.
+    pub(super) fn read(text: &str) -> Option<UserExpr> {
+        let item = Parser::new(&GenericDialect {})
+            .try_with_sql(text)
+            .ok()?
+            .parse_select_item();
+        match item {
+            Ok(SelectItem::UnnamedExpr(e)) => Some(UserExpr::new(e)),
+            Ok(SelectItem::ExprWithAlias {
+                expr: Expr::Cast { expr, .. },
+                ..
+            }) => Some(UserExpr::new(*expr)),
+            // A cast to a DuckDB type the parser does not know: the earlier format is exactly
+            // `CAST(` e ` AS ` type `) AS "` name `"`, and no type name holds ` AS `.
+            _ => {
+                let inner = text.strip_prefix("CAST(")?;
+                let inner = &inner[..inner.rfind(") AS \"")?];
+                crate::user_expr::parse(&inner[..inner.rfind(" AS ")?]).map(UserExpr::new)
             }
         }
     }
@@ -349,6 +380,7 @@ pub fn rel_delta(sources: &[Source], rel: &Rel, changed: &[bool]) -> Option<Stri
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::ir;
 
     fn sql(e: &str) -> UserExpr {
         UserExpr::new(crate::user_expr::parse(e).unwrap())
@@ -394,28 +426,79 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn outputs_of_earlier_catalogs_read_without_their_cast_and_name() {
+        let read = |t: &str| outputs::read(t).map(|e| e.to_string());
+        assert_eq!(read(r#"CAST(_g1 AS INTEGER) AS "col1""#).as_deref(), Some("_g1"));
+        assert_eq!(
+            read(r#"CAST("s_1" + "_mv_count" AS STRUCT(a INTEGER)) AS "x y""#).as_deref(),
+            Some(r#""s_1" + "_mv_count""#)
+        );
+        assert_eq!(read("CAST(s_1 AS BIGINT)").as_deref(), Some("CAST(s_1 AS BIGINT)"));
+        assert_eq!(read("a AND").as_deref(), None);
+    }
+
+    /// A term's FROM items as (relation, alias): a table's name, or `old <name>` for a
+    /// table's state before the change (its rows now and its change with the sign flipped).
+    fn relations(t: &Term) -> Vec<(String, String)> {
+        t.from
+            .iter()
+            .map(|f| {
+                let alias = f.alias().unwrap_or_default().to_string();
+                match f {
+                    From::Table { name, .. } => (name.0.join("."), alias),
+                    From::Query { query, .. } => {
+                        let read: Vec<String> = query
+                            .froms()
+                            .iter()
+                            .filter_map(|f| match f {
+                                From::Table { name, .. } => Some(name.0.join(".")),
+                                _ => None,
+                            })
+                            .collect();
+                        (format!("old {}", read.join("+")), alias)
+                    }
+                    other => (format!("{other:?}"), alias),
+                }
+            })
+            .collect()
+    }
+
+    fn block_of(rel: &Rel) -> &Block {
+        match rel {
+            Rel::Block(b) => b,
+            _ => unreachable!(),
+        }
+    }
+
+    fn terms(sources: &[Source], b: &Block, changed: &[bool]) -> Vec<Term> {
+        semi::block_terms(sources, &b.items, b.filter.as_ref(), &[], &[], changed)
+    }
+
+    #[test]
     fn join_delta_skips_terms_of_unchanged_inputs() {
         let sources = [src("a"), src("b")];
-        assert_eq!(rel_delta(&sources, &join(), &[false, false]), None);
-        let one = rel_delta(&sources, &join(), &[false, true]).unwrap();
+        let join = join();
+        let b = block_of(&join);
+        assert_eq!(rel_delta(&sources, &join, &[false, false]), None);
+        let one = terms(&sources, b, &[false, true]);
+        let pair = |r: &str, a: &str| (r.to_string(), a.to_string());
+        assert_eq!(one.len(), 1);
         assert_eq!(
-            one,
-            "(SELECT a.k AS \"c1\", CAST(\"b\"._mv_mult AS BIGINT) AS _mv_mult FROM \"main\".\"a\" AS \"a\", \
-             _duckmv.d_1_b AS \"b\" WHERE (a.k = b.k))"
+            relations(&one[0]),
+            [pair("main.a", "a"), pair("_duckmv.d_1_b", "b")]
         );
+        assert_eq!(one[0].mult, [ir::col("b", "_mv_mult")]);
         // Telescoping: Δa × (b before the change) + (a now) × Δb, two terms and no negated one.
-        let both = rel_delta(&sources, &join(), &[true, true]).unwrap();
-        let old_b = "(SELECT \"k\", CAST(1 AS BIGINT) AS _mv_mult FROM \"main\".\"b\" \
-                     UNION ALL SELECT \"k\", -_mv_mult FROM _duckmv.d_1_b) AS \"b\"";
-        assert!(
-            both.contains(&format!("_duckmv.d_1_a AS \"a\", {old_b}")),
-            "{both}"
+        let both = terms(&sources, b, &[true, true]);
+        let shapes: Vec<_> = both.iter().map(relations).collect();
+        assert_eq!(
+            shapes,
+            [
+                vec![pair("_duckmv.d_1_a", "a"), pair("old main.b+_duckmv.d_1_b", "b")],
+                vec![pair("main.a", "a"), pair("_duckmv.d_1_b", "b")],
+            ]
         );
-        assert!(
-            both.contains("\"main\".\"a\" AS \"a\", _duckmv.d_1_b AS \"b\""),
-            "{both}"
-        );
-        assert!(!both.contains("-1 AS BIGINT"), "{both}");
+        assert!(both.iter().all(|t| t.mult.first() != Some(&Expr::Int(-1))));
     }
 
     #[test]
@@ -436,7 +519,11 @@ pub(crate) mod tests {
         };
         let u = Rel::Union(vec![branch(0), branch(1)]);
         let d = rel_delta(&sources, &u, &[true, false]).unwrap();
-        assert!(d.contains("d_1_a") && !d.contains("d_1_b"), "{d}");
+        let read: Vec<bool> = ["_duckmv.d_1_a", "_duckmv.d_1_b"]
+            .iter()
+            .map(|t| d.froms().iter().any(|f| f.is_table(t)))
+            .collect();
+        assert_eq!(read, [true, false]);
     }
 
     /// A block as catalogs of earlier versions stored it, expressions as text, with a guard
@@ -460,10 +547,10 @@ pub(crate) mod tests {
             })
         ));
         let sources = [src("a"), src("b")];
-        let guard = semi::guard_cur(&sources, &b.guards[0]);
+        let guard = semi::guard_cur(&sources, &b.guards[0]).to_string();
         assert!(!guard.contains("__mv_ex_"), "{guard}");
-        let test = "(EXISTS (SELECT 1 FROM \"main\".\"b\" AS \"b\" WHERE (b.k = a.k)))";
-        assert!(guard.contains(&format!("{test})) OR (a.k = 0)")), "{guard}");
+        let test = r#"EXISTS (SELECT 1 FROM "main"."b" AS "b" WHERE (b.k = a.k))"#;
+        assert!(guard.contains(&format!("({test}) OR (a.k = 0)")), "{guard}");
         // Stored again, it is the same text.
         let again: serde_json::Value = serde_json::to_value(&b).unwrap();
         assert_eq!(again["filter"], "(a.k > 1) AND (a.k < 9)");

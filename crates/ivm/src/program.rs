@@ -11,6 +11,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::capture;
+use super::ir::{self, Expr, From, Item, Name, Query, Select, Stmt};
 use super::plan::{self, Body, Plan};
 use super::{IvmError, Sql};
 
@@ -38,8 +39,13 @@ pub enum Step {
     },
 }
 
-fn run(what: &'static str, sql: String, counted: bool) -> Step {
-    Step::Run { what, sql, counted }
+/// A step running `stmt`, printed once here: the program is built once and run many times.
+fn run(what: &'static str, stmt: impl std::fmt::Display, counted: bool) -> Step {
+    Step::Run {
+        what,
+        sql: stmt.to_string(),
+        counted,
+    }
 }
 
 /// The incremental refresh for the sources flagged in `changed`; `downstream` is the log of
@@ -57,7 +63,7 @@ pub fn incremental(plan: &Plan, changed: &[bool], downstream: Option<&str>) -> P
         Body::Full { .. } => return recompute(plan, true, downstream),
     };
     if uses_work {
-        let sql = format!("DELETE FROM {}", plan::work(plan.id));
+        let sql = Stmt::delete_all(Name::of(&plan::work(plan.id)));
         steps.push(run("empty the work table", sql, false));
     }
     steps.extend(advance(plan, changed));
@@ -79,7 +85,7 @@ fn bag(
     };
     let Some(d) = downstream else {
         // Nobody needs the change kept: merge it straight from the deltas.
-        let merge = plan::bag_merge_sql(plan, &format!("({delta})"));
+        let merge = plan::bag_merge_sql(plan, From::query(delta, "_mv_d"));
         return (
             vec![run(
                 "merge the consolidated change into the storage",
@@ -89,27 +95,35 @@ fn bag(
             false,
         );
     };
-    let work = plan::work(plan.id);
+    let work = Name::of(&plan::work(plan.id));
     let change = if distinct {
         plan::distinct_transitions_sql(plan)
     } else {
-        let cols = plan::positional(plan.columns.len()).join(", ");
-        format!("SELECT {cols}, _mv_count FROM {work}")
+        let cols = plan::positional(plan.columns.len())
+            .into_iter()
+            .chain(["_mv_count".to_string()])
+            .map(|c| Item::Expr(ir::bare(c), None))
+            .collect();
+        let all = From::Table {
+            name: work.clone(),
+            alias: None,
+        };
+        Query::select(Select::new(cols, vec![all]))
     };
     let steps = vec![
         run(
             "consolidate the change into the work table",
-            format!("INSERT INTO {work} {delta}"),
+            Stmt::insert(work.clone(), delta),
             false,
         ),
         run(
             "feed the change to the views that read this one",
-            capture::append_sql(d, &change),
+            capture::append_sql(d, &change.to_string()),
             false,
         ),
         run(
             "merge the change into the storage",
-            plan::bag_merge_sql(plan, &work),
+            plan::bag_merge_sql(plan, From::table(work, "_mv_d")),
             true,
         ),
     ];
@@ -128,7 +142,7 @@ fn aggregate(
         let Some(delta) = plan::agg_delta_sql(plan, a, changed) else {
             return (Vec::new(), false);
         };
-        let merge = plan::agg_apply_sql(plan, a, &format!("({delta})"));
+        let merge = plan::agg_apply_sql(plan, a, From::query(delta, "_mv_d"));
         let steps = vec![run(
             "merge the change per group into the storage",
             merge,
@@ -139,15 +153,12 @@ fn aggregate(
     let Some(fill) = plan::agg_fill_work_sql(plan, a, changed) else {
         return (Vec::new(), false);
     };
-    let work = plan::work(plan.id);
+    let work = Name::of(&plan::work(plan.id));
     let affected = plan::agg_affected_rel(plan, a);
-    let feed = |sign: i32| {
+    let feed = |sign: i64| {
         downstream.map(|d| {
-            let rows = format!(
-                "SELECT *, {sign} FROM ({})",
-                plan::output_sql(plan, &affected)
-            );
-            capture::append_sql(d, &rows)
+            let rows = plan::output_sql(plan, affected.clone());
+            capture::append_sql(d, &signed(rows, sign).to_string())
         })
     };
     let mut steps = vec![run(
@@ -164,7 +175,7 @@ fn aggregate(
     }
     steps.push(run(
         "combine the change with the stored groups",
-        plan::agg_apply_sql(plan, a, &work),
+        plan::agg_apply_sql(plan, a, From::table(work.clone(), "_mv_d")),
         true,
     ));
     if plan::agg_may_recompute(a) {
@@ -174,7 +185,7 @@ fn aggregate(
             .collect();
         steps.push(Step::When {
             what: "when the change flagged groups whose state it cannot know",
-            probe: format!("SELECT EXISTS (SELECT 1 FROM {work} WHERE _mv_rc)"),
+            probe: flagged(work).to_string(),
             then,
         });
     }
@@ -186,6 +197,30 @@ fn aggregate(
         ));
     }
     (steps, true)
+}
+
+/// `SELECT *, sign FROM (rows)`: rows with the sign they enter a log with.
+fn signed(rows: Query, sign: i64) -> Query {
+    Query::select(Select::new(
+        vec![Item::Star, Item::Expr(Expr::Int(sign), None)],
+        vec![From::query(rows, "_mv_o")],
+    ))
+}
+
+/// `SELECT EXISTS (SELECT 1 FROM work WHERE _mv_rc)`: whether the change flagged groups.
+fn flagged(work: Name) -> Query {
+    let any = Select::new(
+        vec![Item::Expr(Expr::Int(1), None)],
+        vec![From::Table {
+            name: work,
+            alias: None,
+        }],
+    )
+    .filtered([ir::bare("_mv_rc")]);
+    Query::select(Select::new(
+        vec![Item::Expr(ir::exists(Query::select(any)), None)],
+        Vec::new(),
+    ))
 }
 
 /// A top-k view with views downstream: they read its top rows, not the whole result the
@@ -222,10 +257,10 @@ fn windowed(
     let Some(touched) = plan::windowed_touched_sql(plan, w, changed) else {
         return (Vec::new(), false);
     };
-    let feed = |sign: i32| {
+    let feed = |sign: i64| {
         downstream.map(|d| {
-            let rows = plan::output_sql(plan, &plan::windowed_touched_rel(plan, w));
-            capture::append_sql(d, &format!("SELECT *, {sign} FROM ({rows})"))
+            let rows = plan::output_sql(plan, plan::windowed_touched_rel(plan, w));
+            capture::append_sql(d, &signed(rows, sign).to_string())
         })
     };
     let mut steps = vec![run(
@@ -272,12 +307,12 @@ pub fn recompute(plan: &Plan, populated: bool, downstream: Option<&str>) -> Prog
     }
     steps.push(run(
         "empty the storage",
-        format!("DELETE FROM {storage}"),
+        Stmt::delete_all(Name::of(&storage)),
         true,
     ));
     steps.push(run(
         "recompute the storage from the definition",
-        format!("INSERT INTO {storage} {}", super::refresh::state_sql(plan)),
+        format!("INSERT INTO {} {}", Name::of(&storage), super::refresh::state_sql(plan)),
         true,
     ));
     steps.extend(advance(plan, &vec![true; plan.sources.len()]));

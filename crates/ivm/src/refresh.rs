@@ -359,13 +359,14 @@ fn incremental(
     Ok(Timed { outcome, ms })
 }
 
-/// The SQL computing a view's storage rows from the current base data.
+/// The SQL computing a view's storage rows from the current base data. A full view's
+/// definition is read as the user wrote it: DuckDB may accept what the parser does not.
 pub fn state_sql(plan: &Plan) -> String {
     match &plan.body {
         Body::Full { query } => format!("SELECT * FROM ({query}) AS _mv_q"),
-        Body::Bag { rel, .. } => plan::bag_state_sql(plan, rel),
-        Body::Aggregate(a) => plan::agg_state_sql(plan, a, false),
-        Body::Windowed(w) => plan::windowed_state_sql(plan, w),
+        Body::Bag { rel, .. } => plan::bag_state_sql(plan, rel).to_string(),
+        Body::Aggregate(a) => plan::agg_state_sql(plan, a, false).to_string(),
+        Body::Windowed(w) => plan::windowed_state_sql(plan, w).to_string(),
     }
 }
 

@@ -3,6 +3,7 @@
 //! `o`; when the rows asking are a few candidates, the count is taken over the rows of `o`
 //! that match some candidate instead, which is all a candidate's count can see.
 
+use super::ir::{user, Expr, From, Item as SelItem, JoinKind, Query, Select};
 use super::plan::{Item, ItemFrom, Source};
 use super::user_expr::UserExpr;
 
@@ -10,10 +11,18 @@ use super::user_expr::UserExpr;
 /// only the rows of `o` that satisfy `on` with some row of `candidates` (a FROM item under the
 /// preserved side's alias, so `on` binds to it inside the restriction). Every row the count can
 /// see for a candidate is among them, so the count is unchanged for candidates.
-pub fn restricted_count(o_cur: &str, o_alias: &str, candidates: &str, on: &UserExpr) -> String {
-    format!(
-        "SELECT count(*) AS n FROM (SELECT {o_alias}.* FROM {o_cur} SEMI JOIN {candidates} ON {on}) \
-         AS {o_alias} WHERE {on}"
+pub fn restricted_count(o_cur: From, o_alias: &str, candidates: From, on: &UserExpr) -> Query {
+    let on = user(on.ast());
+    let matching = Select::new(
+        vec![SelItem::StarOf(o_alias.to_string())],
+        vec![o_cur.join(JoinKind::Semi, candidates, on.clone())],
+    );
+    Query::select(
+        Select::new(
+            vec![SelItem::named(Expr::CountStar, "n")],
+            vec![From::query(Query::select(matching), o_alias)],
+        )
+        .filtered([on]),
     )
 }
 
@@ -24,7 +33,7 @@ pub fn same_scope_safe(sources: &[Source], alias: &str, l: usize, r: &Item) -> b
     let ItemFrom::Source(ri) = r.from else {
         return false;
     };
-    !r.alias.eq_ignore_ascii_case(alias)
+    !r.name().eq_ignore_ascii_case(alias)
         && !sources[l].columns.iter().any(|c| {
             sources[ri]
                 .columns

@@ -15,6 +15,7 @@
 use serde::{Deserialize, Serialize};
 use sqlparser::ast::{SetExpr, SetOperator, SetQuantifier};
 
+use super::ir::{self, Expr, Op};
 use super::text::{ident, parse_query};
 
 /// Which set operation a view's output applies to its two counts.
@@ -90,13 +91,15 @@ impl SetOp {
 
     /// The times a group's row occurs in the result, over the aggregate's output `rel`:
     /// a count for the ALL forms (rows repeated), a condition otherwise (kept once).
-    pub fn times(&self, rel: &str) -> String {
-        let (l, r) = (format!("{rel}.{LEFT}"), format!("{rel}.{RIGHT}"));
+    pub fn times(&self, rel: &'static str) -> Expr {
+        let (l, r) = (ir::col(rel, LEFT), ir::col(rel, RIGHT));
+        let some = |e: Expr| e.bin(Op::Gt, Expr::Int(0));
+        let one_if = |c: Expr| ir::case(c, Expr::Int(1), Expr::Int(0));
         match (self.intersect, self.all) {
-            (true, true) => format!("least({l}, {r})"),
-            (false, true) => format!("greatest({l} - {r}, 0)"),
-            (true, false) => format!("CASE WHEN {l} > 0 AND {r} > 0 THEN 1 ELSE 0 END"),
-            (false, false) => format!("CASE WHEN {l} > 0 AND {r} = 0 THEN 1 ELSE 0 END"),
+            (true, true) => ir::call("least", vec![l, r]),
+            (false, true) => ir::call("greatest", vec![l - r, Expr::Int(0)]),
+            (true, false) => one_if(some(l).and(some(r))),
+            (false, false) => one_if(some(l).and(r.eq(Expr::Int(0)))),
         }
     }
 }
@@ -137,9 +140,14 @@ mod tests {
                 all: false
             }
         );
+        let some = |c: &'static str| ir::col("o", c).bin(Op::Gt, Expr::Int(0));
         assert_eq!(
             op.times("o"),
-            "CASE WHEN o._mv_left > 0 AND o._mv_right > 0 THEN 1 ELSE 0 END"
+            ir::case(
+                some(LEFT).and(some(RIGHT)),
+                Expr::Int(1),
+                Expr::Int(0)
+            )
         );
     }
 

@@ -3,23 +3,23 @@
 //! user's aliases visible in every term lets the user's select list, WHERE and ON predicates be
 //! reused unchanged over delta tables, outer-join padding and semi-join transitions alike.
 
+use super::ir::{self, user, Expr, From, Item as SelItem, Name, Query, Select};
 use super::outer;
 use super::plan::{rel_cur, rel_delta, Item, ItemFrom, Source};
-use super::text::ident;
 use super::user_expr::UserExpr;
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Term {
-    /// A FROM clause (possibly a comma list at block level; a single joined table inside trees).
-    pub from: String,
-    /// Conditions the term's rows must meet, each parenthesized.
-    pub conds: Vec<String>,
+    /// The FROM items, comma-joined (inside a join tree, one joined item).
+    pub from: Vec<From>,
+    /// Conditions the term's rows must meet.
+    pub conds: Vec<Expr>,
     /// Factors of the row's multiplicity (empty: 1).
-    pub mult: Vec<String>,
+    pub mult: Vec<Expr>,
 }
 
 impl Term {
-    pub fn cur(from: String) -> Term {
+    pub fn cur(from: Vec<From>) -> Term {
         Term {
             from,
             conds: Vec::new(),
@@ -29,38 +29,22 @@ impl Term {
 
     /// `CAST(f1 AS BIGINT) * f2 * ...`: the first factor fixes the type, so sums never overflow
     /// the narrower types of user columns.
-    pub fn mult_sql(&self) -> String {
-        let mut factors = self.mult.iter().map(|f| {
-            if f.contains(' ') {
-                format!("({f})")
-            } else {
-                f.clone()
-            }
-        });
-        match factors.next() {
-            None => "CAST(1 AS BIGINT)".to_string(),
-            Some(first) => {
-                let mut s = format!("CAST({first} AS BIGINT)");
-                for f in factors {
-                    s.push_str(&format!(" * {f}"));
-                }
-                s
-            }
-        }
+    pub fn mult(&self) -> Expr {
+        let mut factors = self.mult.iter().cloned();
+        let first = factors.next().unwrap_or(Expr::Int(1)).big_int();
+        factors.fold(first, |acc, f| acc * f)
     }
 
-    /// ` WHERE c1 AND c2` or nothing.
-    pub fn where_sql(&self) -> String {
-        where_sql(&self.conds)
+    /// `SELECT items FROM from WHERE conds`.
+    pub fn select(&self, items: Vec<SelItem>) -> Select {
+        Select::new(items, self.from.clone()).filtered(self.conds.iter().cloned())
     }
-}
 
-/// ` WHERE c1 AND c2`, or nothing.
-pub fn where_sql(conds: &[String]) -> String {
-    if conds.is_empty() {
-        String::new()
-    } else {
-        format!(" WHERE {}", conds.join(" AND "))
+    /// The FROM items as one (cross-joined when there are several): an operand of a join.
+    pub fn joined(&self) -> From {
+        let mut items = self.from.iter().cloned();
+        let first = items.next().expect("a term reads some relation");
+        items.fold(first, From::cross)
     }
 }
 
@@ -74,12 +58,17 @@ pub fn fresh(seed: &str) -> u64 {
 }
 
 /// A FROM item as it is now.
-pub fn item_cur(sources: &[Source], item: &Item) -> String {
+pub fn item_cur(sources: &[Source], item: &Item) -> From {
     match &item.from {
-        ItemFrom::Source(i) => format!("{} AS {}", sources[*i].relation, item.alias),
-        ItemFrom::Sub(rel) => format!("({}) AS {}", rel_cur(sources, rel), item.alias),
+        ItemFrom::Source(i) => From::table(Name::of(&sources[*i].relation), item.name()),
+        ItemFrom::Sub(rel) => From::query(rel_cur(sources, rel), item.name()),
         ItemFrom::Tree(t) => outer::tree_cur(sources, t),
     }
+}
+
+/// The multiplicity column of a change read under `item`'s alias.
+fn mult_of(item: &Item) -> Expr {
+    ir::col(item.name(), "_mv_mult")
 }
 
 /// A FROM item's change as terms (empty when nothing it reads changed).
@@ -87,17 +76,17 @@ pub fn item_delta(sources: &[Source], item: &Item, changed: &[bool]) -> Vec<Term
     match &item.from {
         ItemFrom::Source(i) => match (&sources[*i].delta, changed[*i]) {
             (Some(d), true) => vec![Term {
-                from: format!("{d} AS {}", item.alias),
+                from: vec![From::table(Name::of(d), item.name())],
                 conds: Vec::new(),
-                mult: vec![format!("{}._mv_mult", item.alias)],
+                mult: vec![mult_of(item)],
             }],
             _ => Vec::new(),
         },
         ItemFrom::Sub(r) => match rel_delta(sources, r, changed) {
             Some(d) => vec![Term {
-                from: format!("({d}) AS {}", item.alias),
+                from: vec![From::query(d, item.name())],
                 conds: Vec::new(),
-                mult: vec![format!("{}._mv_mult", item.alias)],
+                mult: vec![mult_of(item)],
             }],
             None => Vec::new(),
         },
@@ -106,12 +95,8 @@ pub fn item_delta(sources: &[Source], item: &Item, changed: &[bool]) -> Vec<Term
 }
 
 /// The items as they are now, comma-joined.
-pub fn items_cur(sources: &[Source], items: &[Item]) -> String {
-    items
-        .iter()
-        .map(|it| item_cur(sources, it))
-        .collect::<Vec<_>>()
-        .join(", ")
+pub fn items_cur(sources: &[Source], items: &[Item]) -> Vec<From> {
+    items.iter().map(|it| item_cur(sources, it)).collect()
 }
 
 /// The change of the (inner, comma-joined) product of items.
@@ -127,7 +112,7 @@ pub fn items_delta(sources: &[Source], items: &[Item], changed: &[bool]) -> Vec<
         .iter()
         .map(|it| item_delta(sources, it, changed))
         .collect();
-    let cur: Vec<String> = items.iter().map(|it| item_cur(sources, it)).collect();
+    let cur: Vec<From> = items.iter().map(|it| item_cur(sources, it)).collect();
     let moved: Vec<usize> = (0..items.len())
         .filter(|&i| !deltas[i].is_empty())
         .collect();
@@ -150,7 +135,7 @@ pub fn items_delta(sources: &[Source], items: &[Item], changed: &[bool]) -> Vec<
             } else if let (true, Some(o)) = (j > i, &old[j]) {
                 vec![o.clone()]
             } else {
-                vec![Term::cur(cur[j].clone())]
+                vec![Term::cur(vec![cur[j].clone()])]
             }
         });
         out.extend(product(choices.collect()));
@@ -166,16 +151,29 @@ fn item_old(sources: &[Source], item: &Item) -> Option<Term> {
     };
     let src = &sources[*i];
     let delta = src.delta.as_ref()?;
-    let cols: Vec<String> = src.columns.iter().map(|c| ident(c)).collect();
-    let cols = cols.join(", ");
+    let cols = || src.columns.iter().map(|c| SelItem::Expr(ir::bare(c.clone()), None));
+    let now = cols().chain([SelItem::named(Expr::Int(1).big_int(), "_mv_mult")]);
+    let undone = cols().chain([SelItem::Expr(ir::bare("_mv_mult").neg(), None)]);
+    let old = Query::union_all(vec![
+        Query::select(Select::new(
+            now.collect(),
+            vec![From::Table {
+                name: Name::of(&src.relation),
+                alias: None,
+            }],
+        )),
+        Query::select(Select::new(
+            undone.collect(),
+            vec![From::Table {
+                name: Name::of(delta),
+                alias: None,
+            }],
+        )),
+    ]);
     Some(Term {
-        from: format!(
-            "(SELECT {cols}, CAST(1 AS BIGINT) AS _mv_mult FROM {} \
-             UNION ALL SELECT {cols}, -_mv_mult FROM {delta}) AS {}",
-            src.relation, item.alias
-        ),
+        from: vec![From::query(old, item.name())],
         conds: Vec::new(),
-        mult: vec![format!("{}._mv_mult", item.alias)],
+        mult: vec![mult_of(item)],
     })
 }
 
@@ -196,28 +194,24 @@ fn product(choices: Vec<Vec<Term>>) -> Vec<Term> {
 
 /// Inclusion–exclusion over the post-change states: one term per non-empty subset of changed
 /// items and per combination of their delta terms, sign (−1)^(|S|−1) as the first factor.
-fn inclusion_exclusion(deltas: &[Vec<Term>], cur: &[String]) -> Vec<Term> {
+fn inclusion_exclusion(deltas: &[Vec<Term>], cur: &[From]) -> Vec<Term> {
     let n = deltas.len();
     let mut out = Vec::new();
     for mask in 1u32..(1u32 << n) {
         if (0..n).any(|i| mask & (1 << i) != 0 && deltas[i].is_empty()) {
             continue;
         }
-        let sign = if mask.count_ones() % 2 == 1 {
-            "1"
-        } else {
-            "-1"
-        };
+        let sign = if mask.count_ones() % 2 == 1 { 1 } else { -1 };
         let mut choices = vec![vec![Term {
-            from: String::new(),
+            from: Vec::new(),
             conds: Vec::new(),
-            mult: vec![sign.to_string()],
+            mult: vec![Expr::Int(sign)],
         }]];
         for i in 0..n {
             choices.push(if mask & (1 << i) != 0 {
                 deltas[i].clone()
             } else {
-                vec![Term::cur(cur[i].clone())]
+                vec![Term::cur(vec![cur[i].clone()])]
             });
         }
         out.extend(product(choices));
@@ -226,47 +220,35 @@ fn inclusion_exclusion(deltas: &[Vec<Term>], cur: &[String]) -> Vec<Term> {
 }
 
 fn join_comma(a: &Term, b: &Term) -> Term {
-    let from = if a.from.is_empty() {
-        b.from.clone()
-    } else {
-        format!("{}, {}", a.from, b.from)
-    };
-    let mut conds = a.conds.clone();
-    conds.extend(b.conds.iter().cloned());
-    let mut mult = a.mult.clone();
-    mult.extend(b.mult.iter().cloned());
-    Term { from, conds, mult }
+    let mut out = a.clone();
+    out.from.extend(b.from.iter().cloned());
+    out.conds.extend(b.conds.iter().cloned());
+    out.mult.extend(b.mult.iter().cloned());
+    out
 }
 
-/// `(SELECT coalesce(sum(m), 0) ...)`-style body: the net multiplicity of the delta terms'
-/// rows that satisfy `pred` (correlated to the enclosing row), as a query yielding one value
-/// named `alias_col`.
-pub fn delta_sum_query(terms: &[Term], pred: &UserExpr, col: &str) -> String {
+/// `SELECT coalesce(sum(m), 0) AS col …`: the net multiplicity of the delta terms' rows that
+/// satisfy `pred` (correlated to the enclosing row), as a query yielding one value.
+pub fn delta_sum_query(terms: &[Term], pred: &UserExpr, col: &str) -> Query {
+    let sum = |m: Expr| ir::or_zero(ir::call("sum", vec![m]));
+    let matching = |t: &Term| {
+        let mut t = t.clone();
+        t.conds.push(user(pred.ast()));
+        t
+    };
     if let [t] = terms {
-        let mut conds = t.conds.clone();
-        conds.push(format!("({pred})"));
-        return format!(
-            "SELECT coalesce(sum({}), 0) AS {col} FROM {} WHERE {}",
-            t.mult_sql(),
-            t.from,
-            conds.join(" AND ")
-        );
+        let t = matching(t);
+        return Query::select(t.select(vec![SelItem::named(sum(t.mult()), col)]));
     }
-    let parts: Vec<String> = terms
+    let parts = terms
         .iter()
         .map(|t| {
-            let mut conds = t.conds.clone();
-            conds.push(format!("({pred})"));
-            format!(
-                "SELECT {} AS _mv_m FROM {} WHERE {}",
-                t.mult_sql(),
-                t.from,
-                conds.join(" AND ")
-            )
+            let t = matching(t);
+            Query::select(t.select(vec![SelItem::named(t.mult(), "_mv_m")]))
         })
         .collect();
-    format!(
-        "SELECT coalesce(sum(_mv_m), 0) AS {col} FROM ({}) AS _mv_u",
-        parts.join(" UNION ALL ")
-    )
+    Query::select(Select::new(
+        vec![SelItem::named(sum(ir::bare("_mv_m")), col)],
+        vec![From::query(Query::union_all(parts), "_mv_u")],
+    ))
 }

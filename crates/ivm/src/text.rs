@@ -82,18 +82,6 @@ pub fn sanitize(name: &str) -> String {
     s
 }
 
-/// `a IS NOT DISTINCT FROM b AND ...` over the given column names of two aliases; `TRUE` when
-/// there are no columns (an ungrouped aggregate has a single row).
-pub fn null_safe_eq(left: &str, right: &str, cols: &[String]) -> String {
-    if cols.is_empty() {
-        return "TRUE".to_string();
-    }
-    cols.iter()
-        .map(|c| format!("{left}.{c} IS NOT DISTINCT FROM {right}.{c}"))
-        .collect::<Vec<_>>()
-        .join(" AND ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,14 +100,5 @@ mod tests {
         assert_eq!(split_name("\"My.View\""), ("main".into(), "My.View".into()));
         assert_eq!(split_name("\"s\".\"a\"\"b\""), ("s".into(), "a\"b".into()));
         assert_eq!(sanitize("Order Lines"), "order_lines");
-    }
-
-    #[test]
-    fn null_safe() {
-        assert_eq!(null_safe_eq("s", "d", &[]), "TRUE");
-        assert_eq!(
-            null_safe_eq("s", "d", &["_g1".into(), "_g2".into()]),
-            "s._g1 IS NOT DISTINCT FROM d._g1 AND s._g2 IS NOT DISTINCT FROM d._g2"
-        );
     }
 }

@@ -143,13 +143,6 @@ pub fn hole_index(kind: Hole, e: &Expr) -> Option<usize> {
     n.parse().ok()
 }
 
-/// SQL the engine rendered as text, as a leaf of an expression. The existence tests a guard's
-/// holes stand for are rendered with the FROM items around them, which are not typed yet;
-/// the leaf is parenthesized, so it binds as one operand wherever it lands.
-pub fn rendered(sql: String) -> Expr {
-    Expr::Identifier(Ident::new(format!("({sql})")))
-}
-
 /// `(e)`, unless `e` is already a single token or parenthesized.
 pub fn nested(e: Expr) -> Expr {
     match e {

@@ -12,7 +12,6 @@ use sqlparser::ast::{
 use super::super::agg;
 use super::super::ir;
 use super::super::plan::{AggFn, AggKind, Aggregate};
-use super::super::text::ident;
 use super::super::user_expr::{fill_holes, hole, hole_index, Hole, UserExpr};
 use super::support::{aggregate_call, fn_name};
 use super::{filter, full, select_tests, whole_call, Analyzer, FnVisitor, Scope, R};
@@ -98,7 +97,7 @@ impl Analyzer<'_> {
                 SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e,
                 _ => return full("* in an aggregate query"),
             };
-            outputs.push(self.rewrite_over_state(e, &keys, &mut col)?.to_string());
+            outputs.push(UserExpr::new(self.rewrite_over_state(e, &keys, &mut col)?));
         }
         let having = match &s.having {
             Some(h) => Some(UserExpr::new(self.rewrite_over_state(h, &keys, &mut col)?)),
@@ -202,16 +201,6 @@ impl Analyzer<'_> {
         fill_holes(&mut e, Hole::Aggregate, |i| values[i].clone());
         Ok(e)
     }
-}
-
-/// Adds the casts and names of the user-visible columns to an aggregate's output expressions.
-pub(super) fn finish_output(a: &mut Aggregate, columns: &[String], types: &[String]) {
-    a.output = a
-        .output
-        .iter()
-        .zip(columns.iter().zip(types))
-        .map(|(e, (n, t))| format!("CAST({e} AS {t}) AS {}", ident(n)))
-        .collect();
 }
 
 /// Whether a GROUP BY key and an expression name the same column, one of them qualified

@@ -6,6 +6,7 @@ use sqlparser::ast::{
     TableFactor,
 };
 
+use super::super::ir;
 use super::super::plan::{Block, Item, ItemFrom, Source, SourceKind};
 use super::super::text::{ident, sanitize, unquoted};
 use super::super::user_expr::UserExpr;
@@ -278,12 +279,9 @@ impl Analyzer<'_> {
                     proj.iter().map(|(_, a)| a.clone().unwrap()).collect()
                 } else {
                     // DuckDB names unaliased expressions itself; ask it rather than guess.
-                    let unaliased: Vec<String> = proj
+                    let unaliased: Vec<ir::Item> = proj
                         .iter()
-                        .map(|(e, a)| match a {
-                            Some(a) => format!("{e} AS {}", ident(a)),
-                            None => e.to_string(),
-                        })
+                        .map(|(e, a)| ir::Item::Expr(ir::user(e), a.clone()))
                         .collect();
                     let probe = Block {
                         items: from.items.clone(),
@@ -294,12 +292,7 @@ impl Analyzer<'_> {
                         guards: from.guards.clone(),
                     };
                     let t = super::super::plan::block_cur_term(&self.sources, &probe);
-                    let sql = format!(
-                        "DESCRIBE SELECT {} FROM {}{}",
-                        unaliased.join(", "),
-                        t.from,
-                        t.where_sql()
-                    );
+                    let sql = format!("DESCRIBE {}", ir::Query::select(t.select(unaliased)));
                     let rows = self.db.query(&sql)?;
                     rows.into_iter()
                         .map(|r| r[0].clone().unwrap_or_default())

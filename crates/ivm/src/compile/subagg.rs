@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use sqlparser::ast::{Expr, GroupByExpr, Select, SelectItem, Visit};
 
 use super::super::agg;
+use super::super::ir;
 use super::super::plan::{AggKind, Aggregate, Item, ItemFrom, Rel, SubAgg};
 use super::{full, Analyzer, FnVisitor, Scope, R};
 
@@ -130,25 +131,22 @@ impl Analyzer<'_> {
     /// Refuses SUM/AVG of floating-point values: their state taken back by subtraction need
     /// not equal the state before, and a row that does not cancel would stay in the view.
     fn exact_sums(&mut self, agg: &Aggregate) -> R<()> {
-        let args: Vec<String> = agg
+        let args: Vec<&Expr> = agg
             .state_fns()
             .filter(|f| !f.distinct && matches!(f.kind, AggKind::Sum | AggKind::Avg))
             .filter_map(|f| f.arg.as_deref())
             .filter_map(|a| {
                 let i = agg.input.names.iter().position(|n| n == a)?;
-                Some(agg.input.select[i].to_string())
+                Some(agg.input.select[i].ast())
             })
             .collect();
         if args.is_empty() {
             return Ok(());
         }
         let t = super::super::plan::block_cur_term(&self.sources, &agg.input);
-        let rows = self.db.query(&format!(
-            "DESCRIBE SELECT {} FROM {}{}",
-            args.join(", "),
-            t.from,
-            t.where_sql()
-        ))?;
+        let items = args.into_iter().map(|a| ir::Item::Expr(ir::user(a), None));
+        let probe = ir::Query::select(t.select(items.collect()));
+        let rows = self.db.query(&format!("DESCRIBE {probe}"))?;
         let inexact = rows.iter().any(|r| {
             let t = r
                 .get(1)

@@ -304,8 +304,9 @@ fn sum_and_avg_of_one_argument_share_their_state() {
     assert_eq!(a.aggs.len(), 4);
     let slots: Vec<usize> = a.state_fns().map(|f| f.slot).collect();
     assert_eq!(slots, [1, 2, 3], "SUM(v) and AVG(v) share slot 1");
-    assert!(a.output[1].contains("s_1") && a.output[2].contains("s_1"));
-    assert!(a.output[3].contains("s_2"));
+    let out: Vec<String> = a.output.iter().map(UserExpr::to_string).collect();
+    assert!(out[1].contains("s_1") && out[2].contains("s_1"));
+    assert!(out[3].contains("s_2"));
 }
 
 #[test]
@@ -324,10 +325,10 @@ fn aggregates_are_rewritten_over_state_columns() {
         3,
         "SUM(v) in HAVING reuses the select list's slot"
     );
-    assert_eq!(a.output[0], "CAST(_g1 AS INTEGER) AS \"col1\"");
+    assert!(matches!(a.output[0].ast(), Expr::Identifier(g) if g.value == "_g1"));
     assert_eq!(
-        a.output[1],
-        r#"CAST((CASE WHEN "n_1" = 0 THEN NULL ELSE "s_1" END) + "_mv_count" AS INTEGER) AS "col2""#
+        a.output[1].to_string(),
+        r#"(CASE WHEN "n_1" = 0 THEN NULL ELSE "s_1" END) + "_mv_count""#
     );
     assert_eq!(
         a.having.as_ref().map(UserExpr::to_string).as_deref(),

@@ -10,8 +10,10 @@ use std::borrow::Cow;
 use std::fmt;
 
 mod query;
+mod stmt;
 
 pub use query::{Cte, From, GroupBy, Item, JoinKind, Name, Query, Select};
+pub use stmt::{Action, Stmt, When};
 
 use sqlparser::ast::helpers::attached_token::AttachedToken;
 use sqlparser::ast::{
@@ -50,8 +52,10 @@ pub enum Expr {
         whens: Vec<(Expr, Expr)>,
         otherwise: Box<Expr>,
     },
-    /// `CAST(e AS BIGINT)`: the only cast the engine's own state needs.
+    /// `CAST(e AS BIGINT)`: the cast the engine's own state needs.
     BigInt(Box<Expr>),
+    /// `CAST(e AS type)` to a column's DuckDB type, as DuckDB named it (an opaque type name).
+    CastTo(Box<Expr>, String),
     /// `NOT e`.
     Not(Box<Expr>),
     /// `-e`.
@@ -122,10 +126,10 @@ pub fn exists(query: Query) -> Expr {
 
 /// `a IS NOT DISTINCT FROM b AND …` over the columns `cols` of the relations aliased `left`
 /// and `right`; `TRUE` when there are none (an ungrouped aggregate's single row).
-pub fn same_cols(left: &'static str, right: &'static str, cols: &[String]) -> Expr {
-    all(cols
-        .iter()
-        .map(|c| col(left, c.clone()).bin(Op::Same, col(right, c.clone()))))
+pub fn same_cols(left: &str, right: &str, cols: &[String]) -> Expr {
+    all(cols.iter().map(|c| {
+        col(left.to_string(), c.clone()).bin(Op::Same, col(right.to_string(), c.clone()))
+    }))
 }
 
 /// An unqualified column (the select list over a single relation, e.g. a view's storage).
@@ -188,6 +192,10 @@ impl Expr {
     }
     pub fn big_int(self) -> Expr {
         Expr::BigInt(Box::new(self))
+    }
+    /// `CAST(self AS ty)`, `ty` a DuckDB type name.
+    pub fn cast(self, ty: &str) -> Expr {
+        Expr::CastTo(Box::new(self), ty.to_string())
     }
     /// Restricts an aggregate call to the rows where `cond` holds.
     pub fn filter(self, cond: Expr) -> Expr {
@@ -279,6 +287,15 @@ impl Expr {
                 kind: CastKind::Cast,
                 expr: Box::new(e.to_ast()),
                 data_type: DataType::BigInt(None),
+                format: None,
+            },
+            Expr::CastTo(e, ty) => ast::Expr::Cast {
+                kind: CastKind::Cast,
+                expr: Box::new(e.to_ast()),
+                // The type as DuckDB printed it, one token: it is not an identifier to quote.
+                data_type: DataType::Custom(ObjectName(vec![ObjectNamePart::Identifier(
+                    Ident::new(ty.clone()),
+                )]), Vec::new()),
                 format: None,
             },
         }

@@ -77,12 +77,15 @@ pub struct Cte {
 /// HAVING are conjunctions, each conjunct its own entry.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Select {
+    pub distinct: bool,
     pub items: Vec<Item>,
     pub from: Vec<From>,
     pub filter: Vec<Expr>,
     pub group_by: GroupBy,
     pub having: Vec<Expr>,
     pub limit: Option<u64>,
+    /// `QUALIFY` (a window view's filter over its window functions).
+    pub qualify: Option<Expr>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -127,6 +130,12 @@ pub enum From {
         lateral: bool,
     },
     Join(Box<Join>),
+    /// `name(args) [AS alias[(columns)]]`: a table function (`range(n)`).
+    Call {
+        name: &'static str,
+        args: Vec<Expr>,
+        alias: Option<(String, Vec<String>)>,
+    },
 }
 
 /// `(left KIND JOIN right [ON on])`.
@@ -199,6 +208,25 @@ impl From {
 
     fn to_ast(&self) -> TableFactor {
         match self {
+            From::Call { name, args, alias } => TableFactor::Table {
+                name: ObjectName(vec![ObjectNamePart::Identifier(ast::Ident::new(*name))]),
+                alias: alias.as_ref().map(|(a, c)| table_alias(a, c)),
+                args: Some(ast::TableFunctionArgs {
+                    args: args
+                        .iter()
+                        .map(|a| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(a.to_ast())))
+                        .collect(),
+                    settings: None,
+                }),
+                with_hints: Vec::new(),
+                version: None,
+                with_ordinality: false,
+                partitions: Vec::new(),
+                json_path: None,
+                sample: None,
+                index_directives: Vec::new(),
+                inheritance: None,
+            },
             From::Table { name, alias } => TableFactor::Table {
                 name: name.to_ast(),
                 alias: alias.as_deref().map(|a| table_alias(a, &[])),
@@ -249,6 +277,38 @@ impl From {
                 }
             }
         }
+    }
+}
+
+impl From {
+    /// The alias this item is known by (a join has none of its own).
+    pub fn alias(&self) -> Option<&str> {
+        match self {
+            From::Table { alias, .. } => alias.as_deref(),
+            From::Query { alias, .. } => Some(alias),
+            From::Call { alias, .. } => alias.as_ref().map(|(a, _)| a.as_str()),
+            From::Join(_) => None,
+        }
+    }
+
+    /// This item and every FROM item inside it, at any depth: join operands and the FROM
+    /// items of subqueries read as relations (not those inside expressions).
+    pub fn all(&self) -> Vec<&From> {
+        let mut out = vec![self];
+        match self {
+            From::Join(j) => {
+                out.extend(j.left.all());
+                out.extend(j.right.all());
+            }
+            From::Query { query, .. } => out.extend(query.froms()),
+            From::Table { .. } | From::Call { .. } => {}
+        }
+        out
+    }
+
+    /// Whether this is the table `name` (its parts as [`Name::of`] gives them).
+    pub fn is_table(&self, name: &str) -> bool {
+        matches!(self, From::Table { name: n, .. } if *n == Name::of(name))
     }
 }
 
@@ -306,7 +366,7 @@ impl Select {
         ast::Select {
             select_token: AttachedToken::empty(),
             optimizer_hints: Vec::new(),
-            distinct: None,
+            distinct: self.distinct.then_some(ast::Distinct::Distinct),
             select_modifiers: None,
             top: None,
             top_before_distinct: false,
@@ -337,7 +397,7 @@ impl Select {
             sort_by: Vec::new(),
             having: conj(&self.having),
             named_window: Vec::new(),
-            qualify: None,
+            qualify: self.qualify.as_ref().map(Expr::to_ast),
             window_before_qualify: false,
             value_table_mode: None,
             flavor: SelectFlavor::Standard,
@@ -357,6 +417,20 @@ impl Query {
             return parts.pop().unwrap();
         }
         Query::UnionAll(parts)
+    }
+
+    /// Every FROM item of the query at any depth (see [`From::all`]), CTEs included.
+    pub fn froms(&self) -> Vec<&From> {
+        match self {
+            Query::Select(s) => s.from.iter().flat_map(From::all).collect(),
+            Query::UnionAll(parts) => parts.iter().flat_map(Query::froms).collect(),
+            Query::Values(_) => Vec::new(),
+            Query::With { ctes, body } => ctes
+                .iter()
+                .flat_map(|c| c.query.froms())
+                .chain(body.froms())
+                .collect(),
+        }
     }
 
     pub fn to_ast(&self) -> ast::Query {

@@ -4,111 +4,132 @@
 
 use super::{rel_cur, rel_delta, storage, work, Aggregate, Plan, Source, SubAgg};
 use crate::agg::{self, StateCol};
-use crate::ir::{self, Aliased};
-use crate::term;
-use crate::text::{ident, null_safe_eq};
+use crate::ir::{
+    self, user, Action, Cte, Expr, From, GroupBy, Item, JoinKind, Name, Query, Select, Stmt, When,
+};
 use crate::user_expr::Hole;
 
 pub(super) fn group_cols(a: &Aggregate) -> Vec<String> {
     (1..=a.groups).map(|i| format!("_g{i}")).collect()
 }
 
-/// ` GROUP BY rel._g1, …`, or nothing for an ungrouped aggregate.
-fn group_by(a: &Aggregate, rel: &'static str) -> String {
+/// The group keys of relation `rel`.
+fn keys_of(a: &Aggregate, rel: &'static str) -> Vec<Expr> {
+    group_cols(a).into_iter().map(|g| ir::col(rel, g)).collect()
+}
+
+/// `GROUP BY rel._g1, …`, or none for an ungrouped aggregate.
+fn group_by(a: &Aggregate, rel: &'static str) -> GroupBy {
     if a.groups == 0 {
-        return String::new();
+        return GroupBy::None;
     }
-    let keys: Vec<String> = group_cols(a)
-        .into_iter()
-        .map(|g| ir::col(rel, g).to_string())
-        .collect();
-    format!(" GROUP BY {}", keys.join(", "))
+    GroupBy::Exprs(keys_of(a, rel))
+}
+
+/// A relation the engine named (storage, work table, CTE) under `alias`.
+pub(super) fn named(table: &str, alias: &'static str) -> From {
+    From::table(Name::of(table), alias)
+}
+
+/// Whether the work table (`_mv_w`) holds a row for the group of `rel`'s row, flagged to be
+/// recomputed when `flagged`.
+pub(super) fn in_work(plan: &Plan, a: &Aggregate, rel: &'static str, flagged: bool) -> Expr {
+    let mut cond = vec![];
+    if flagged {
+        cond.push(ir::col("_mv_w", "_mv_rc"));
+    }
+    cond.push(ir::same_cols(rel, "_mv_w", &group_cols(a)));
+    let any = Select::new(
+        vec![Item::Expr(Expr::Int(1), None)],
+        vec![named(&work(plan.id), "_mv_w")],
+    )
+    .filtered(cond);
+    ir::exists(Query::select(any))
 }
 
 /// The aggregate state of the current base data; `only_recompute` restricts it to the groups
 /// flagged in the work table (MIN/MAX whose extreme was deleted).
-pub fn agg_state_sql(plan: &Plan, a: &Aggregate, only_recompute: bool) -> String {
+pub fn agg_state_sql(plan: &Plan, a: &Aggregate, only_recompute: bool) -> Query {
     let filter = if only_recompute {
-        format!(
-            " WHERE EXISTS (SELECT 1 FROM {w} AS _mv_w WHERE _mv_w._mv_rc AND {on})",
-            w = work(plan.id),
-            on = null_safe_eq("_mv_i", "_mv_w", &group_cols(a))
-        )
+        vec![in_work(plan, a, "_mv_i", true)]
     } else {
-        String::new()
+        Vec::new()
     };
-    agg_state_from(&plan.sources, a, &filter)
+    agg_state_from(&plan.sources, a, filter)
 }
 
 /// The aggregate state of the current input rows (`_mv_i`) that pass `filter`.
-pub(super) fn agg_state_from(sources: &[Source], a: &Aggregate, filter: &str) -> String {
-    agg_state_over(a, &rel_cur(sources, &a.input_rel()), filter)
+pub(super) fn agg_state_from(sources: &[Source], a: &Aggregate, filter: Vec<Expr>) -> Query {
+    agg_state_over(a, rel_cur(sources, &a.input_rel()), filter)
 }
 
 /// The aggregate state of the input rows `input` (as `_mv_i`) that pass `filter`.
-pub(super) fn agg_state_over(a: &Aggregate, input: &str, filter: &str) -> String {
-    let mut cols: Vec<String> = group_cols(a).iter().map(|g| format!("_mv_i.{g}")).collect();
-    cols.push("CAST(COUNT(*) AS BIGINT) AS _mv_count".to_string());
+pub(super) fn agg_state_over(a: &Aggregate, input: Query, filter: Vec<Expr>) -> Query {
+    let mut cols: Vec<Item> = keys_of(a, "_mv_i")
+        .into_iter()
+        .map(|k| Item::Expr(k, None))
+        .collect();
+    cols.push(Item::named(Expr::CountStar.big_int(), "_mv_count"));
     for f in a.state_fns() {
         let ag = agg::of(f);
         let arg = match &f.call {
             // A call kept whole reads its columns from the input.
-            Some(call) => Some(ir::Expr::User(Box::new(call.filled(Hole::Input, |j| {
+            Some(call) => Some(user(&call.filled(Hole::Input, |j| {
                 ir::col("_mv_i", format!("_a{}", j + 1)).to_ast()
-            })))),
-            None => f.arg.as_ref().map(|x| ir::col("_mv_i", x)),
+            }))),
+            None => f.arg.as_ref().map(|x| ir::col("_mv_i", x.clone())),
         };
         for (c, e) in ag.state(f.slot).iter().zip(ag.rows_state(arg)) {
-            cols.push(Aliased(&e, &c.name).to_string());
+            cols.push(Item::named(e, c.name.clone()));
         }
     }
-    format!(
-        "SELECT {} FROM ({input}) AS _mv_i{filter}{}",
-        cols.join(", "),
-        group_by(a, "_mv_i")
-    )
+    let mut s = Select::new(cols, vec![From::query(input, "_mv_i")]).filtered(filter);
+    s.group_by = group_by(a, "_mv_i");
+    Query::select(s)
 }
 
 /// The consolidated change per group; MIN/MAX keep the extreme of the inserted values (`m_i`) and
 /// of the deleted ones (`x_i`), which decides whether the group must be recomputed, or with
 /// kept candidates, the touched groups' new lists (`kept`).
-pub fn agg_delta_sql(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Option<String> {
+pub fn agg_delta_sql(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Option<Query> {
     if super::kept::kept(a).is_empty() {
         return agg_delta_from(&plan.sources, a, changed);
     }
     let raw = rel_delta(&plan.sources, &a.input_rel(), changed)?;
-    let consolidated = consolidate(a, "_mv_raw");
+    let consolidated = consolidate(a, From::table(Name(vec!["_mv_raw".into()]), "_mv_d"));
     Some(super::kept::with_lists(
         &storage(plan.id),
         a,
-        &raw,
-        &consolidated,
+        raw,
+        consolidated,
     ))
 }
 
-fn agg_delta_from(sources: &[Source], a: &Aggregate, changed: &[bool]) -> Option<String> {
+fn agg_delta_from(sources: &[Source], a: &Aggregate, changed: &[bool]) -> Option<Query> {
     let d = rel_delta(sources, &a.input_rel(), changed)?;
-    Some(consolidate(a, &format!("({d})")))
+    Some(consolidate(a, From::query(d, "_mv_d")))
 }
 
-/// The change rows `from` (as `_mv_d`) consolidated per group.
-fn consolidate(a: &Aggregate, from: &str) -> String {
-    let mut cols: Vec<String> = group_cols(a).iter().map(|g| format!("_mv_d.{g}")).collect();
+/// The change rows `from` (aliased `_mv_d`) consolidated per group.
+fn consolidate(a: &Aggregate, from: From) -> Query {
+    let mut cols: Vec<Item> = keys_of(a, "_mv_d")
+        .into_iter()
+        .map(|k| Item::Expr(k, None))
+        .collect();
     // COALESCE: an ungrouped aggregate over a change that no row survives still yields one row,
     // whose sums must add nothing.
-    cols.push("CAST(COALESCE(SUM(_mv_d._mv_mult), 0) AS BIGINT) AS _mv_count".to_string());
+    let net = ir::or_zero(ir::call("sum", vec![ir::col("_mv_d", "_mv_mult")]));
+    cols.push(Item::named(net.big_int(), "_mv_count"));
     for f in a.state_fns() {
-        let arg = f.arg.as_ref().map(|x| ir::col("_mv_d", x));
+        let arg = f.arg.as_ref().map(|x| ir::col("_mv_d", x.clone()));
         let mult = ir::col("_mv_d", "_mv_mult");
         for (name, e) in agg::of(f).change_state(f.slot, arg, mult) {
-            cols.push(Aliased(&e, &name).to_string());
+            cols.push(Item::named(e, name));
         }
     }
-    format!(
-        "SELECT {} FROM {from} AS _mv_d{}",
-        cols.join(", "),
-        group_by(a, "_mv_d")
-    )
+    let mut s = Select::new(cols, vec![from]);
+    s.group_by = group_by(a, "_mv_d");
+    Query::select(s)
 }
 
 /// The state columns of an aggregate's storage rows, after the group keys and `_mv_count`.
@@ -121,32 +142,33 @@ fn state_cols(a: &Aggregate) -> Vec<StateCol> {
 /// A sub-aggregate's rows from state rows `state` (`_mv_count`, `n_i`, …, plus `_mv_mult`
 /// when `mult`): output expressions under their names, HAVING applied. A grouped aggregate
 /// has no row for a group without input rows; an ungrouped one always has its one row.
-pub(super) fn sub_agg_sql(sa: &SubAgg, state: &str, mult: bool) -> String {
+pub(super) fn sub_agg_sql(sa: &SubAgg, state: Query, mult: bool) -> Query {
     let a = &sa.agg;
-    let mut cols: Vec<String> = a
+    let mut cols: Vec<Item> = a
         .output
         .iter()
         .zip(&sa.names)
-        .map(|(e, n)| format!("{e} AS {}", ident(n)))
+        .map(|(e, n)| Item::named(user(e.ast()), n.clone()))
         .collect();
     if mult {
-        cols.push("_mv_mult".into());
+        cols.push(Item::Expr(ir::bare("_mv_mult"), None));
     }
     let mut conds = Vec::new();
     if a.groups > 0 {
-        conds.push("_mv_count > 0".to_string());
+        conds.push(ir::bare("_mv_count").bin(ir::Op::Gt, Expr::Int(0)));
     }
-    conds.extend(a.having.iter().map(|h| format!("({h})")));
-    format!(
-        "SELECT {} FROM ({state}) AS _mv_s{}",
-        cols.join(", "),
-        term::where_sql(&conds)
-    )
+    conds.extend(a.having.iter().map(|h| user(h.ast())));
+    Query::select(Select::new(cols, vec![From::query(state, "_mv_s")]).filtered(conds))
+}
+
+/// A sub-aggregate's rows now.
+pub(super) fn sub_agg_cur(sources: &[Source], sa: &SubAgg) -> Query {
+    sub_agg_sql(sa, agg_state_from(sources, &sa.agg, Vec::new()), false)
 }
 
 /// A sub-aggregate's change: for each group its input's change touches, the group's row now
 /// (+1) and before (−1), the state before being the state now minus the change's.
-pub(super) fn sub_agg_delta(sources: &[Source], sa: &SubAgg, changed: &[bool]) -> Option<String> {
+pub(super) fn sub_agg_delta(sources: &[Source], sa: &SubAgg, changed: &[bool]) -> Option<Query> {
     let a = &sa.agg;
     if super::rescan::needs_rescan(a) {
         return super::rescan::rescan_delta(sources, sa, changed);
@@ -155,27 +177,31 @@ pub(super) fn sub_agg_delta(sources: &[Source], sa: &SubAgg, changed: &[bool]) -
     let keys = group_cols(a);
     // The change is read twice (which groups, and their states): computed once.
     let (now, on) = if keys.is_empty() {
-        (agg_state_from(sources, a, ""), "TRUE".to_string())
+        (agg_state_from(sources, a, Vec::new()), Expr::Bool(true))
     } else {
-        let touched = format!(
-            " WHERE EXISTS (SELECT 1 FROM _mv_dd AS _mv_w WHERE {})",
-            null_safe_eq("_mv_i", "_mv_w", &keys)
-        );
+        let touched = Select::new(
+            vec![Item::Expr(Expr::Int(1), None)],
+            vec![named("_mv_dd", "_mv_w")],
+        )
+        .filtered([ir::same_cols("_mv_i", "_mv_w", &keys)]);
         (
-            agg_state_from(sources, a, &touched),
-            null_safe_eq("_mv_n", "_mv_d", &keys),
+            agg_state_from(sources, a, vec![ir::exists(Query::select(touched))]),
+            ir::same_cols("_mv_n", "_mv_d", &keys),
         )
     };
-    let mut cols: Vec<String> = keys
+    let mut cols: Vec<Item> = keys
         .iter()
-        .map(|k| format!("coalesce(_mv_n.{k}, _mv_d.{k}) AS {k}"))
+        .map(|k| {
+            let e = ir::call("coalesce", vec![ir::col("_mv_n", k.clone()), ir::col("_mv_d", k.clone())]);
+            Item::named(e, k.clone())
+        })
         .collect();
     let count = StateCol {
         name: "_mv_count".into(),
         zero_when_empty: true,
     };
     for c in std::iter::once(count).chain(state_cols(a)) {
-        let (now, change) = (ir::col("_mv_n", &c.name), ir::col("_mv_d", &c.name));
+        let (now, change) = (ir::col("_mv_n", c.name.clone()), ir::col("_mv_d", c.name.clone()));
         // A group the input no longer has: counts 0, sums NULL.
         let now_value = if c.zero_when_empty {
             ir::or_zero(now.clone())
@@ -183,102 +209,123 @@ pub(super) fn sub_agg_delta(sources: &[Source], sa: &SubAgg, changed: &[bool]) -
             now.clone()
         };
         let before = ir::or_zero(now) - ir::or_zero(change);
-        let now_side = ir::col("_mv_sg", "_mv_mult").eq(ir::Expr::Int(1));
-        let e = ir::case(now_side, now_value, before);
-        cols.push(Aliased(&e, &c.name).to_string());
+        let now_side = ir::col("_mv_sg", "_mv_mult").eq(Expr::Int(1));
+        cols.push(Item::named(ir::case(now_side, now_value, before), c.name));
     }
-    cols.push("_mv_sg._mv_mult".into());
-    let state = format!(
-        "WITH _mv_dd AS MATERIALIZED ({d}) \
-         SELECT {} FROM ({now}) AS _mv_n FULL JOIN _mv_dd AS _mv_d ON {on}, \
-         (VALUES (1), (-1)) AS _mv_sg(_mv_mult)",
-        cols.join(", ")
-    );
-    Some(sub_agg_sql(sa, &state, true))
+    cols.push(Item::Expr(ir::col("_mv_sg", "_mv_mult"), None));
+    let signs = From::Query {
+        query: Box::new(Query::Values(vec![vec![Expr::Int(1)], vec![Expr::Int(-1)]])),
+        alias: "_mv_sg".into(),
+        columns: vec!["_mv_mult".into()],
+        lateral: false,
+    };
+    let both = From::query(now, "_mv_n").join(JoinKind::Full, named("_mv_dd", "_mv_d"), on);
+    let state = Query::With {
+        ctes: vec![Cte {
+            name: "_mv_dd".into(),
+            query: d,
+            materialized: true,
+        }],
+        body: Box::new(Query::select(Select::new(cols, vec![both, signs]))),
+    };
+    Some(sub_agg_sql(sa, state, true))
 }
 
 /// Fills the work table: the consolidated change plus `_mv_rc`, true for groups whose current
 /// MIN/MAX was among the deleted values (they are recomputed from the base data).
-pub fn agg_fill_work_sql(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Option<String> {
+pub fn agg_fill_work_sql(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Option<Stmt> {
     let delta = agg_delta_sql(plan, a, changed)?;
-    let rc: Vec<String> = a
+    let rc: Vec<Expr> = a
         .state_fns()
         .filter_map(|f| agg::of(f).recompute_when(f.slot, "_mv_s", "_mv_d"))
-        .map(|c| format!("({c})"))
         .collect();
     let rc = if rc.is_empty() {
-        "FALSE".to_string()
+        Expr::Bool(false)
     } else {
-        format!("COALESCE({}, FALSE)", rc.join(" OR "))
+        ir::call("COALESCE", vec![ir::any(rc), Expr::Bool(false)])
     };
-    Some(format!(
-        "INSERT INTO {w} SELECT _mv_d.*, {rc} FROM ({delta}) AS _mv_d LEFT JOIN {s} AS _mv_s ON {on}",
-        w = work(plan.id),
-        s = storage(plan.id),
-        on = null_safe_eq("_mv_s", "_mv_d", &group_cols(a))
-    ))
+    let from = From::query(delta, "_mv_d").join(
+        JoinKind::Left,
+        named(&storage(plan.id), "_mv_s"),
+        ir::same_cols("_mv_s", "_mv_d", &group_cols(a)),
+    );
+    let rows = Select::new(vec![Item::StarOf("_mv_d".into()), Item::Expr(rc, None)], vec![from]);
+    Some(Stmt::insert(Name::of(&work(plan.id)), Query::select(rows)))
 }
 
 /// The work table's shape (used once, at CREATE): the delta with every source changed.
-pub fn agg_work_shape_sql(plan: &Plan, a: &Aggregate) -> Option<String> {
+pub fn agg_work_shape_sql(plan: &Plan, a: &Aggregate) -> Option<Query> {
     let all = vec![true; plan.sources.len()];
     let delta = agg_delta_sql(plan, a, &all)?;
-    Some(format!(
-        "SELECT _mv_d.*, FALSE AS _mv_rc FROM ({delta}) AS _mv_d LIMIT 0"
-    ))
+    let mut s = Select::new(
+        vec![
+            Item::StarOf("_mv_d".into()),
+            Item::named(Expr::Bool(false), "_mv_rc"),
+        ],
+        vec![From::query(delta, "_mv_d")],
+    );
+    s.limit = Some(0);
+    Some(Query::select(s))
 }
 
-fn agg_combine(a: &Aggregate) -> Vec<(String, String)> {
+fn agg_combine(a: &Aggregate) -> Vec<(String, Expr)> {
     let mut out = vec![(
         "_mv_count".to_string(),
-        "_mv_s._mv_count + _mv_d._mv_count".to_string(),
+        ir::col("_mv_s", "_mv_count") + ir::col("_mv_d", "_mv_count"),
     )];
     for f in a.state_fns() {
         let ag = agg::of(f);
         let combined = ag.combine(f.slot, "_mv_s", "_mv_d");
         for (c, e) in ag.state(f.slot).into_iter().zip(combined) {
-            out.push((ir::bare(c.name).to_string(), e.to_string()));
+            out.push((c.name, e));
         }
     }
     out
 }
 
-/// Applies the change `source` (as for [`bag_merge_sql`]) to the storage. Grouped: MERGE keyed NULL-safely on the group, groups
-/// whose count reaches 0 disappear. Ungrouped: the single row is updated in place.
-pub fn agg_apply_sql(plan: &Plan, a: &Aggregate, source: &str) -> String {
-    let set: Vec<String> = agg_combine(a)
-        .into_iter()
-        .map(|(c, e)| format!("{c} = {e}"))
-        .collect();
+/// Applies the change `source` (as for [`super::bag_merge_sql`]) to the storage. Grouped:
+/// MERGE keyed NULL-safely on the group, groups whose count reaches 0 disappear. Ungrouped: the
+/// single row is updated in place.
+pub fn agg_apply_sql(plan: &Plan, a: &Aggregate, source: From) -> Stmt {
+    let set = agg_combine(a);
+    let into = Name::of(&storage(plan.id));
     if a.groups == 0 {
-        return format!(
-            "UPDATE {} AS _mv_s SET {} FROM {} AS _mv_d",
-            storage(plan.id),
-            set.join(", "),
-            source
-        );
+        return Stmt::Update {
+            table: into,
+            alias: "_mv_s".into(),
+            set,
+            from: source,
+        };
     }
-    let mut values: Vec<String> = group_cols(a).iter().map(|g| format!("_mv_d.{g}")).collect();
-    values.push("_mv_d._mv_count".to_string());
+    let mut values = keys_of(a, "_mv_d");
+    values.push(ir::col("_mv_d", "_mv_count"));
     for f in a.state_fns() {
-        values.extend(
-            agg::of(f)
-                .insert(f.slot, "_mv_d")
-                .iter()
-                .map(|e| e.to_string()),
-        );
+        values.extend(agg::of(f).insert(f.slot, "_mv_d"));
     }
-    format!(
-        "MERGE INTO {s} AS _mv_s USING {w} AS _mv_d ON {on} \
-         WHEN MATCHED AND _mv_s._mv_count + _mv_d._mv_count <= 0 THEN DELETE \
-         WHEN MATCHED THEN UPDATE SET {set} \
-         WHEN NOT MATCHED AND _mv_d._mv_count > 0 THEN INSERT VALUES ({v})",
-        s = storage(plan.id),
-        w = source,
-        on = null_safe_eq("_mv_s", "_mv_d", &group_cols(a)),
-        set = set.join(", "),
-        v = values.join(", ")
-    )
+    let count_after = ir::col("_mv_s", "_mv_count") + ir::col("_mv_d", "_mv_count");
+    Stmt::Merge {
+        into,
+        alias: "_mv_s".into(),
+        using: source,
+        on: ir::same_cols("_mv_s", "_mv_d", &group_cols(a)),
+        whens: vec![
+            When {
+                matched: true,
+                cond: Some(count_after.bin(ir::Op::LtEq, Expr::Int(0))),
+                action: Action::Delete,
+            },
+            When {
+                matched: true,
+                cond: None,
+                action: Action::Update(set),
+            },
+            When {
+                matched: false,
+                cond: Some(ir::col("_mv_d", "_mv_count").bin(ir::Op::Gt, Expr::Int(0))),
+                action: Action::Insert(values),
+            },
+        ],
+    }
 }
 
 /// Whether a change often sends groups back to the base data: a deleted MIN/MAX without kept
@@ -301,34 +348,32 @@ pub fn agg_may_recompute(a: &Aggregate) -> bool {
 }
 
 /// Statements recomputing the flagged groups from the base data.
-pub fn agg_recompute_sql(plan: &Plan, a: &Aggregate) -> Vec<String> {
-    let s = storage(plan.id);
+pub fn agg_recompute_sql(plan: &Plan, a: &Aggregate) -> Vec<Stmt> {
+    let s = Name::of(&storage(plan.id));
     if a.groups == 0 {
         return vec![
-            format!("DELETE FROM {s}"),
-            format!("INSERT INTO {s} {}", agg_state_sql(plan, a, false)),
+            Stmt::delete_all(s.clone()),
+            Stmt::insert(s, agg_state_sql(plan, a, false)),
         ];
     }
     vec![
-        format!(
-            "DELETE FROM {s} AS _mv_s WHERE EXISTS (SELECT 1 FROM {w} AS _mv_w WHERE _mv_w._mv_rc AND {on})",
-            w = work(plan.id),
-            on = null_safe_eq("_mv_s", "_mv_w", &group_cols(a))
-        ),
-        format!("INSERT INTO {s} {}", agg_state_sql(plan, a, true)),
+        Stmt::Delete {
+            from: s.clone(),
+            alias: Some("_mv_s".into()),
+            filter: vec![in_work(plan, a, "_mv_s", true)],
+        },
+        Stmt::insert(s, agg_state_sql(plan, a, true)),
     ]
 }
 
-/// The storage rows of the groups present in the work table (for the user-visible change fed to
-/// downstream views).
-pub fn agg_affected_rel(plan: &Plan, a: &Aggregate) -> String {
+/// The storage rows of the groups present in the work table, as `_mv_s` (for the
+/// user-visible change fed to downstream views).
+pub fn agg_affected_rel(plan: &Plan, a: &Aggregate) -> From {
+    let all = named(&storage(plan.id), "_mv_s");
     if a.groups == 0 {
-        return storage(plan.id);
+        return all;
     }
-    format!(
-        "(SELECT * FROM {s} AS _mv_x WHERE EXISTS (SELECT 1 FROM {w} AS _mv_w WHERE {on}))",
-        s = storage(plan.id),
-        w = work(plan.id),
-        on = null_safe_eq("_mv_x", "_mv_w", &group_cols(a))
-    )
+    let rows = Select::new(vec![Item::Star], vec![named(&storage(plan.id), "_mv_x")])
+        .filtered([in_work(plan, a, "_mv_x", false)]);
+    From::query(Query::select(rows), "_mv_s")
 }

@@ -2,70 +2,103 @@
 //! multiplicity. A change is consolidated per row (its net count), merged into the counts, and
 //! rows whose count reaches 0 are deleted; a DISTINCT view shows each row with a count > 0 once.
 
+use super::aggregate::named;
 use super::{positional, rel_cur, rel_delta, storage, work, Plan, Rel};
-use crate::text::null_safe_eq;
+use crate::ir::{self, Action, Expr, From, GroupBy, Item, Name, Op, Query, Select, Stmt, When};
 
-fn cast_cols(types: &[String], src: &str) -> Vec<String> {
+/// `CAST(rel.c1 AS t1) AS c1, …`: the rows' columns at the view's types.
+fn cast_cols(types: &[String], rel: &'static str) -> Vec<Item> {
     types
         .iter()
         .enumerate()
-        .map(|(i, t)| format!("CAST({src}c{} AS {t}) AS c{}", i + 1, i + 1))
+        .map(|(i, t)| {
+            let c = format!("c{}", i + 1);
+            Item::named(ir::col(rel, c.clone()).cast(t), c)
+        })
         .collect()
 }
 
+/// `GROUP BY 1, 2, …`: every column of the row.
+fn by_position(n: usize) -> GroupBy {
+    GroupBy::Exprs((1..=n as i64).map(Expr::Int).collect())
+}
+
 /// Rows and their counts of the current state (used to populate).
-pub fn bag_state_sql(plan: &Plan, rel: &Rel) -> String {
-    let cols = cast_cols(&plan.types, "_mv_i.");
-    let group: Vec<String> = (1..=cols.len()).map(|i| i.to_string()).collect();
-    format!(
-        "SELECT {}, CAST(COUNT(*) AS BIGINT) AS _mv_count FROM ({}) AS _mv_i GROUP BY {}",
-        cols.join(", "),
-        rel_cur(&plan.sources, rel),
-        group.join(", ")
-    )
+pub fn bag_state_sql(plan: &Plan, rel: &Rel) -> Query {
+    let mut cols = cast_cols(&plan.types, "_mv_i");
+    cols.push(Item::named(Expr::CountStar.big_int(), "_mv_count"));
+    let mut s = Select::new(cols, vec![From::query(rel_cur(&plan.sources, rel), "_mv_i")]);
+    s.group_by = by_position(plan.types.len());
+    Query::select(s)
 }
 
 /// The consolidated change: one row per distinct changed row with its net count, zeros dropped.
-pub fn bag_delta_sql(plan: &Plan, rel: &Rel, changed: &[bool]) -> Option<String> {
+pub fn bag_delta_sql(plan: &Plan, rel: &Rel, changed: &[bool]) -> Option<Query> {
     let d = rel_delta(&plan.sources, rel, changed)?;
-    let cols = cast_cols(&plan.types, "_mv_d.");
-    let group: Vec<String> = (1..=cols.len()).map(|i| i.to_string()).collect();
-    Some(format!(
-        "SELECT {}, CAST(SUM(_mv_d._mv_mult) AS BIGINT) AS _mv_count FROM ({d}) AS _mv_d GROUP BY {} HAVING SUM(_mv_d._mv_mult) <> 0",
-        cols.join(", "),
-        group.join(", ")
-    ))
+    let net = || ir::call("sum", vec![ir::col("_mv_d", "_mv_mult")]);
+    let mut cols = cast_cols(&plan.types, "_mv_d");
+    cols.push(Item::named(net().big_int(), "_mv_count"));
+    let mut s = Select::new(cols, vec![From::query(d, "_mv_d")]);
+    s.group_by = by_position(plan.types.len());
+    s.having = vec![net().bin(Op::NotEq, Expr::Int(0))];
+    Some(Query::select(s))
 }
 
-/// Applies the consolidated change `source` (the work table, or the change itself as a
-/// parenthesized query) to the storage, keyed NULL-safely on the row.
-pub fn bag_merge_sql(plan: &Plan, source: &str) -> String {
+/// `_mv_s._mv_count + _mv_d._mv_count`: a row's count after the change.
+fn count_after() -> Expr {
+    ir::col("_mv_s", "_mv_count") + ir::col("_mv_d", "_mv_count")
+}
+
+/// Applies the consolidated change `source` (the work table, or the change itself, aliased
+/// `_mv_d`) to the storage, keyed NULL-safely on the row.
+pub fn bag_merge_sql(plan: &Plan, source: From) -> Stmt {
     let cols = positional(plan.columns.len());
-    let values: Vec<String> = cols.iter().map(|c| format!("_mv_d.{c}")).collect();
-    format!(
-        "MERGE INTO {s} AS _mv_s USING {w} AS _mv_d ON {on} \
-         WHEN MATCHED AND _mv_s._mv_count + _mv_d._mv_count <= 0 THEN DELETE \
-         WHEN MATCHED THEN UPDATE SET _mv_count = _mv_s._mv_count + _mv_d._mv_count \
-         WHEN NOT MATCHED AND _mv_d._mv_count > 0 THEN INSERT VALUES ({v}, _mv_d._mv_count)",
-        s = storage(plan.id),
-        w = source,
-        on = null_safe_eq("_mv_s", "_mv_d", &cols),
-        v = values.join(", ")
-    )
+    let mut values: Vec<Expr> = cols.iter().map(|c| ir::col("_mv_d", c.clone())).collect();
+    values.push(ir::col("_mv_d", "_mv_count"));
+    Stmt::Merge {
+        into: Name::of(&storage(plan.id)),
+        alias: "_mv_s".into(),
+        using: source,
+        on: ir::same_cols("_mv_s", "_mv_d", &cols),
+        whens: vec![
+            When {
+                matched: true,
+                cond: Some(count_after().bin(Op::LtEq, Expr::Int(0))),
+                action: Action::Delete,
+            },
+            When {
+                matched: true,
+                cond: None,
+                action: Action::Update(vec![("_mv_count".into(), count_after())]),
+            },
+            When {
+                matched: false,
+                cond: Some(ir::col("_mv_d", "_mv_count").bin(Op::Gt, Expr::Int(0))),
+                action: Action::Insert(values),
+            },
+        ],
+    }
 }
 
 /// The user-visible change of a DISTINCT view, computed from the work table before it is
 /// applied: +1 for rows that appear, −1 for rows whose count drops to zero.
-pub fn distinct_transitions_sql(plan: &Plan) -> String {
+pub fn distinct_transitions_sql(plan: &Plan) -> Query {
     let cols = positional(plan.columns.len());
-    let sel: Vec<String> = cols.iter().map(|c| format!("_mv_d.{c}")).collect();
-    format!(
-        "SELECT {}, CASE WHEN _mv_s._mv_count IS NULL THEN 1 ELSE -1 END FROM {w} AS _mv_d \
-         LEFT JOIN {s} AS _mv_s ON {on} \
-         WHERE (_mv_s._mv_count IS NULL AND _mv_d._mv_count > 0) OR (_mv_s._mv_count + _mv_d._mv_count <= 0)",
-        sel.join(", "),
-        w = work(plan.id),
-        s = storage(plan.id),
-        on = null_safe_eq("_mv_s", "_mv_d", &cols)
-    )
+    let mut sel: Vec<Item> = cols
+        .iter()
+        .map(|c| Item::Expr(ir::col("_mv_d", c.clone()), None))
+        .collect();
+    let stored = ir::col("_mv_s", "_mv_count").is_null();
+    sel.push(Item::Expr(
+        ir::case(stored.clone(), Expr::Int(1), Expr::Int(-1)),
+        None,
+    ));
+    let from = named(&work(plan.id), "_mv_d").join(
+        ir::JoinKind::Left,
+        named(&storage(plan.id), "_mv_s"),
+        ir::same_cols("_mv_s", "_mv_d", &cols),
+    );
+    let appears = stored.and(ir::col("_mv_d", "_mv_count").bin(Op::Gt, Expr::Int(0)));
+    let vanishes = count_after().bin(Op::LtEq, Expr::Int(0));
+    Query::select(Select::new(sel, vec![from]).filtered([appears.or(vanishes)]))
 }

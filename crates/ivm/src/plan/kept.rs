@@ -14,10 +14,9 @@
 
 use crate::agg::kept::{k, o, r, Kept, KEPT};
 use crate::agg::AggFn;
-use crate::ir;
-use crate::text::null_safe_eq;
+use crate::ir::{self, Cte, Expr, From, GroupBy, Item, JoinKind, Name, Op, Query, Select};
 
-use super::aggregate::group_cols;
+use super::aggregate::{group_cols, named};
 use super::Aggregate;
 
 /// The kept extremes of `a`, with their order.
@@ -27,106 +26,201 @@ pub(super) fn kept(a: &Aggregate) -> Vec<(&AggFn, &'static Kept)> {
         .collect()
 }
 
-/// `rel.g1, rel.g2, ` (nothing for an ungrouped aggregate): the keys ahead of other columns.
-fn keys_of(rel: &str, keys: &[String]) -> String {
-    keys.iter().map(|g| format!("{rel}.{g}, ")).collect()
+/// `rel.g1, rel.g2` (nothing for an ungrouped aggregate): the keys ahead of other columns.
+fn keys_of(rel: &str, keys: &[String]) -> Vec<Item> {
+    keys.iter()
+        .map(|g| Item::Expr(ir::col(rel.to_string(), g.clone()), None))
+        .collect()
 }
 
-/// `GROUP BY rel.g1, … [, extra]`, or `GROUP BY extra` alone, or nothing.
-fn group_by(rel: &str, keys: &[String], extra: Option<&str>) -> String {
-    let mut cols: Vec<String> = keys.iter().map(|g| format!("{rel}.{g}")).collect();
-    cols.extend(extra.map(str::to_string));
+/// `GROUP BY rel.g1, … [, extra]`, or `GROUP BY extra` alone, or none.
+fn group_by(rel: &str, keys: &[String], extra: Option<Expr>) -> GroupBy {
+    let mut cols: Vec<Expr> = keys
+        .iter()
+        .map(|g| ir::col(rel.to_string(), g.clone()))
+        .collect();
+    cols.extend(extra);
     if cols.is_empty() {
-        String::new()
+        GroupBy::None
     } else {
-        format!(" GROUP BY {}", cols.join(", "))
+        GroupBy::Exprs(cols)
     }
 }
 
-/// The CTEs of one kept extreme over the change `_mv_raw`: `_mv_r<slot>`, the change rows that
-/// matter to their group's list (with the stored flag); `_mv_g<slot>`, those groups and their
-/// stored flag; `_mv_c<slot>`, their new list and whether the cut dropped values.
-fn ctes(storage: &str, keys: &[String], f: &AggFn, kept: &Kept) -> String {
+/// A CTE (or other relation named by the query itself) under `alias`.
+fn cte_ref(name: String, alias: &str) -> From {
+    From::table(Name(vec![name]), alias)
+}
+
+/// `SELECT items FROM from [WHERE filter…] [GROUP BY …] [HAVING having]`.
+fn select(items: Vec<Item>, from: From, filter: Vec<Expr>, group_by: GroupBy) -> Select {
+    let mut s = Select::new(items, vec![from]).filtered(filter);
+    s.group_by = group_by;
+    s
+}
+
+/// `_mv_r<slot>`: the change rows `_mv_raw` that matter to their group's list, with the
+/// stored flag.
+fn rows(storage: &str, keys: &[String], f: &AggFn, kept: &Kept) -> Cte {
     let slot = f.slot;
-    let arg = f.arg.as_deref().expect("min/max have an argument");
-    let last = ir::call("list_extract", vec![ir::bare(k(slot)), ir::Expr::Int(-1)]);
-    let not_past = ir::col("_mv_r", arg).bin(kept.not_past(), ir::col("_mv_s", "_mv_last"));
-    let rows = format!(
-        "_mv_r{slot} AS MATERIALIZED (SELECT {kr}_mv_r.{arg} AS _mv_v, _mv_r._mv_mult AS _mv_n, \
-         _mv_s._mv_open FROM _mv_raw AS _mv_r LEFT JOIN (SELECT {g}{open} AS _mv_open, \
-         {last} AS _mv_last FROM {storage}) AS _mv_s ON {on} WHERE _mv_r.{arg} IS NOT NULL \
-         AND (_mv_s._mv_open IS NOT TRUE OR {not_past}))",
-        kr = keys_of("_mv_r", keys),
-        g = keys.iter().map(|g| format!("{g}, ")).collect::<String>(),
-        open = o(slot),
-        on = null_safe_eq("_mv_s", "_mv_r", keys),
+    let arg = f.arg.clone().expect("min/max have an argument");
+    let last = ir::call("list_extract", vec![ir::bare(k(slot)), Expr::Int(-1)]);
+    let not_past = ir::col("_mv_r", arg.clone()).bin(kept.not_past(), ir::col("_mv_s", "_mv_last"));
+    let mut stored: Vec<Item> = keys.iter().map(|g| Item::Expr(ir::bare(g.clone()), None)).collect();
+    stored.push(Item::named(ir::bare(o(slot)), "_mv_open"));
+    stored.push(Item::named(last, "_mv_last"));
+    let whole = From::Table {
+        name: Name::of(storage),
+        alias: None,
+    };
+    let stored = Query::select(Select::new(stored, vec![whole]));
+    let stored = From::query(stored, "_mv_s");
+    let mut items = keys_of("_mv_r", keys);
+    items.push(Item::named(ir::col("_mv_r", arg.clone()), "_mv_v"));
+    items.push(Item::named(ir::col("_mv_r", "_mv_mult"), "_mv_n"));
+    items.push(Item::Expr(ir::col("_mv_s", "_mv_open"), None));
+    let from = cte_ref("_mv_raw".into(), "_mv_r").join(
+        JoinKind::Left,
+        stored,
+        ir::same_cols("_mv_s", "_mv_r", keys),
     );
-    // HAVING: an ungrouped aggregate has a group only when some row matters.
-    let groups = format!(
-        "_mv_g{slot} AS (SELECT {kr}coalesce(bool_or(_mv_r._mv_open), FALSE) AS _mv_open \
-         FROM _mv_r{slot} AS _mv_r{gb} HAVING count(*) > 0)",
-        kr = keys_of("_mv_r", keys),
-        gb = group_by("_mv_r", keys, None),
+    let open = ir::call("coalesce", vec![ir::col("_mv_s", "_mv_open"), Expr::Bool(false)]);
+    let matters = vec![ir::col("_mv_r", arg).is_not_null(), open.not().or(not_past)];
+    Cte {
+        name: format!("_mv_r{slot}"),
+        query: Query::select(select(items, from, matters, GroupBy::None)),
+        materialized: true,
+    }
+}
+
+/// `_mv_g<slot>`: the groups of those rows and their stored flag. HAVING: an ungrouped
+/// aggregate has a group only when some row matters.
+fn groups(keys: &[String], slot: usize) -> Cte {
+    let mut items = keys_of("_mv_r", keys);
+    let open = ir::call("bool_or", vec![ir::col("_mv_r", "_mv_open")]);
+    items.push(Item::named(
+        ir::call("coalesce", vec![open, Expr::Bool(false)]),
+        "_mv_open",
+    ));
+    let mut s = select(
+        items,
+        cte_ref(format!("_mv_r{slot}"), "_mv_r"),
+        Vec::new(),
+        group_by("_mv_r", keys, None),
     );
-    let netted = format!(
-        "SELECT {kr}_mv_r._mv_v, _mv_r._mv_n FROM _mv_r{slot} AS _mv_r \
-         UNION ALL SELECT {ks}unnest(_mv_s.{list}), 1 FROM {storage} AS _mv_s \
-         WHERE EXISTS (SELECT 1 FROM _mv_r{slot} AS _mv_w WHERE {on})",
-        kr = keys_of("_mv_r", keys),
-        ks = keys_of("_mv_s", keys),
-        list = k(slot),
-        on = null_safe_eq("_mv_s", "_mv_w", keys),
+    s.having = vec![Expr::CountStar.bin(Op::Gt, Expr::Int(0))];
+    Cte {
+        name: format!("_mv_g{slot}"),
+        query: Query::select(s),
+        materialized: false,
+    }
+}
+
+/// `_mv_c<slot>`: those groups' new list and whether the cut dropped values.
+fn cut(storage: &str, keys: &[String], slot: usize, kept: &Kept) -> Cte {
+    let rows = format!("_mv_r{slot}");
+    let mut changed = keys_of("_mv_r", keys);
+    changed.push(Item::Expr(ir::col("_mv_r", "_mv_v"), None));
+    changed.push(Item::Expr(ir::col("_mv_r", "_mv_n"), None));
+    let mut listed = keys_of("_mv_s", keys);
+    listed.push(Item::Expr(ir::call("unnest", vec![ir::col("_mv_s", k(slot))]), None));
+    listed.push(Item::Expr(Expr::Int(1), None));
+    let touched = Select::new(
+        vec![Item::Expr(Expr::Int(1), None)],
+        vec![cte_ref(rows.clone(), "_mv_w")],
+    )
+    .filtered([ir::same_cols("_mv_s", "_mv_w", keys)]);
+    let netted = Query::union_all(vec![
+        Query::select(Select::new(changed, vec![cte_ref(rows, "_mv_r")])),
+        Query::select(
+            Select::new(listed, vec![named(storage, "_mv_s")])
+                .filtered([ir::exists(Query::select(touched))]),
+        ),
+    ]);
+    let net = || ir::call("sum", vec![ir::col("_mv_u", "_mv_n")]);
+    let mut items = keys_of("_mv_u", keys);
+    items.push(Item::Expr(ir::col("_mv_u", "_mv_v"), None));
+    items.push(Item::named(net(), "_mv_n"));
+    let mut counted = select(
+        items,
+        From::query(netted, "_mv_u"),
+        Vec::new(),
+        group_by("_mv_u", keys, Some(ir::col("_mv_u", "_mv_v"))),
     );
-    let counted = format!(
-        "SELECT {ku}_mv_u._mv_v, sum(_mv_u._mv_n) AS _mv_n FROM ({netted}) AS _mv_u{gb} \
-         HAVING sum(_mv_u._mv_n) > 0",
-        ku = keys_of("_mv_u", keys),
-        gb = group_by("_mv_u", keys, Some("_mv_u._mv_v")),
+    counted.having = vec![net().bin(Op::Gt, Expr::Int(0))];
+    let copies = ir::call(
+        "least",
+        vec![ir::col("_mv_e", "_mv_n"), Expr::Int(KEPT as i64 + 1)],
     );
-    let repeated = format!(
-        "SELECT {ke}_mv_e._mv_v, unnest(range(CAST(least(_mv_e._mv_n, {more}) AS BIGINT))) \
-         FROM ({counted}) AS _mv_e",
-        ke = keys_of("_mv_e", keys),
-        more = KEPT + 1,
+    let mut items = keys_of("_mv_e", keys);
+    items.push(Item::Expr(ir::col("_mv_e", "_mv_v"), None));
+    items.push(Item::Expr(
+        ir::call("unnest", vec![ir::call("range", vec![copies.big_int()])]),
+        None,
+    ));
+    let repeated = Select::new(items, vec![From::query(Query::select(counted), "_mv_e")]);
+    // `min(x, n)` / `max(x, n)`: the group's first n values in order.
+    let first = crate::agg::Aggregator::name(kept);
+    let mut items = keys_of("_mv_x", keys);
+    items.push(Item::named(
+        ir::call(first, vec![ir::col("_mv_x", "_mv_v"), Expr::Int(KEPT as i64)]),
+        "_mv_k",
+    ));
+    items.push(Item::named(
+        Expr::CountStar.bin(Op::Gt, Expr::Int(KEPT as i64)),
+        "_mv_more",
+    ));
+    let s = select(
+        items,
+        From::query(Query::select(repeated), "_mv_x"),
+        Vec::new(),
+        group_by("_mv_x", keys, None),
     );
-    let cut = format!(
-        "_mv_c{slot} AS (SELECT {kx}{first}(_mv_x._mv_v, {KEPT}) AS _mv_k, \
-         count(*) > {KEPT} AS _mv_more FROM ({repeated}) AS _mv_x{gb})",
-        kx = keys_of("_mv_x", keys),
-        // `min(x, n)` / `max(x, n)`: the group's first n values in order.
-        first = crate::agg::Aggregator::name(kept),
-        gb = group_by("_mv_x", keys, None),
-    );
-    format!("{rows}, {groups}, {cut}")
+    Cte {
+        name: format!("_mv_c{slot}"),
+        query: Query::select(s),
+        materialized: false,
+    }
 }
 
 /// The change per group with each kept extreme's list, flag, and whether it rewrites them:
-/// `consolidated` is the change per group over the change rows `_mv_raw`, which `raw` computes.
-pub(super) fn with_lists(storage: &str, a: &Aggregate, raw: &str, consolidated: &str) -> String {
+/// `consolidated` is the change per group over the change rows `_mv_raw` (aliased `_mv_d`),
+/// which `raw` computes.
+pub(super) fn with_lists(storage: &str, a: &Aggregate, raw: Query, consolidated: Query) -> Query {
     let keys = group_cols(a);
-    let mut ctes = vec![format!("_mv_raw AS MATERIALIZED ({raw})")];
-    let mut cols = vec!["_mv_d.*".to_string()];
-    let mut joins = String::new();
+    let mut ctes = vec![Cte {
+        name: "_mv_raw".into(),
+        query: raw,
+        materialized: true,
+    }];
+    let mut cols = vec![Item::StarOf("_mv_d".into())];
+    let mut from = From::query(consolidated, "_mv_d");
     for (f, kept) in kept(a) {
         let slot = f.slot;
-        ctes.push(self::ctes(storage, &keys, f, kept));
-        cols.push(format!("_mv_c{slot}._mv_k AS {}", k(slot)));
-        cols.push(format!(
-            "(_mv_g{slot}._mv_open OR coalesce(_mv_c{slot}._mv_more, FALSE)) AS {}",
-            o(slot)
-        ));
-        cols.push(format!("_mv_g{slot}._mv_open IS NOT NULL AS {}", r(slot)));
-        joins.push_str(&format!(
-            " LEFT JOIN _mv_g{slot} ON {} LEFT JOIN _mv_c{slot} ON {}",
-            null_safe_eq(&format!("_mv_g{slot}"), "_mv_d", &keys),
-            null_safe_eq(&format!("_mv_c{slot}"), "_mv_d", &keys),
-        ));
+        ctes.push(rows(storage, &keys, f, kept));
+        ctes.push(groups(&keys, slot));
+        ctes.push(cut(storage, &keys, slot, kept));
+        let (g, c) = (format!("_mv_g{slot}"), format!("_mv_c{slot}"));
+        cols.push(Item::named(ir::col(c.clone(), "_mv_k"), k(slot)));
+        let more = ir::call("coalesce", vec![ir::col(c.clone(), "_mv_more"), Expr::Bool(false)]);
+        cols.push(Item::named(ir::col(g.clone(), "_mv_open").or(more), o(slot)));
+        cols.push(Item::named(ir::col(g.clone(), "_mv_open").is_not_null(), r(slot)));
+        from = from
+            .join(
+                JoinKind::Left,
+                cte_ref(g.clone(), &g),
+                ir::same_cols(&g, "_mv_d", &keys),
+            )
+            .join(
+                JoinKind::Left,
+                cte_ref(c.clone(), &c),
+                ir::same_cols(&c, "_mv_d", &keys),
+            );
     }
-    format!(
-        "WITH {} SELECT {} FROM ({consolidated}) AS _mv_d{joins}",
-        ctes.join(", "),
-        cols.join(", ")
-    )
+    Query::With {
+        ctes,
+        body: Box::new(Query::select(Select::new(cols, vec![from]))),
+    }
 }
 
 #[cfg(test)]

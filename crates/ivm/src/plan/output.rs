@@ -1,64 +1,79 @@
 //! Output: what users see, computed from the storage.
 
 use super::{output_view, positional, Body, Plan};
+use crate::ir::{self, user, Expr, From, Item, Query, Select};
 use crate::set_ops::SetOp;
 use crate::text::ident;
 
-/// The user-visible rows computed from `rel` (the storage, or part of it).
-pub fn output_sql(plan: &Plan, rel: &str) -> String {
-    let positional_cols = || -> String {
+/// The user-visible rows computed from `rel` (the storage, or part of it, aliased `_mv_s`).
+pub fn output_sql(plan: &Plan, rel: From) -> Query {
+    let positional_cols = || -> Vec<Item> {
         positional(plan.columns.len())
-            .iter()
+            .into_iter()
             .zip(&plan.columns)
-            .map(|(c, n)| format!("_mv_s.{c} AS {}", ident(n)))
-            .collect::<Vec<_>>()
-            .join(", ")
+            .map(|(c, n)| Item::named(ir::col("_mv_s", c), n.clone()))
+            .collect()
     };
     match &plan.body {
         Body::Full { .. } | Body::Bag { distinct: true, .. } | Body::Windowed(_) => {
-            format!("SELECT {} FROM {rel} AS _mv_s", positional_cols())
+            Query::select(Select::new(positional_cols(), vec![rel]))
         }
         Body::Bag {
             distinct: false, ..
-        } => format!(
-            "SELECT {} FROM {rel} AS _mv_s, range(_mv_s._mv_count) AS _mv_r(_mv_n)",
-            positional_cols()
-        ),
+        } => Query::select(Select::new(
+            positional_cols(),
+            vec![rel, repeat(ir::col("_mv_s", "_mv_count"))],
+        )),
         Body::Aggregate(a) => {
-            let mut sql = format!("SELECT {} FROM {rel} AS _mv_s", a.output.join(", "));
-            if let Some(h) = &a.having {
-                sql.push_str(&format!(" WHERE {h}"));
-            }
+            // Each output cast to its column's type and named as the column.
+            let cols = a
+                .output
+                .iter()
+                .zip(plan.columns.iter().zip(&plan.types))
+                .map(|(e, (n, t))| Item::named(user(e.ast()).cast(t), n.clone()))
+                .collect();
+            let s = Select::new(cols, vec![rel]).filtered(a.having.iter().map(|h| user(h.ast())));
             match &plan.set_op {
-                Some(op) => set_op_rows(plan, op, &sql),
-                None => sql,
+                Some(op) => set_op_rows(plan, op, Query::select(s)),
+                None => Query::select(s),
             }
         }
     }
 }
 
+/// `range(n) AS _mv_r(_mv_n)`: beside a row, repeats it `n` times.
+fn repeat(n: Expr) -> From {
+    From::Call {
+        name: "range",
+        args: vec![n],
+        alias: Some(("_mv_r".into(), vec!["_mv_n".into()])),
+    }
+}
+
 /// The rows of an EXCEPT/INTERSECT view from its counts per row (`grouped`): each group's row
 /// as many times as the operation keeps it.
-fn set_op_rows(plan: &Plan, op: &SetOp, grouped: &str) -> String {
-    let cols: Vec<String> = plan
+fn set_op_rows(plan: &Plan, op: &SetOp, grouped: Query) -> Query {
+    let cols = plan
         .visible_columns()
         .iter()
-        .map(|c| format!("_mv_o.{}", ident(c)))
+        .map(|c| Item::Expr(ir::col("_mv_o", c.clone()), None))
         .collect();
-    format!(
-        "SELECT {} FROM ({grouped}) AS _mv_o, range(CAST({} AS BIGINT)) AS _mv_r(_mv_n)",
-        cols.join(", "),
-        op.times("_mv_o")
-    )
+    Query::select(Select::new(
+        cols,
+        vec![
+            From::query(grouped, "_mv_o"),
+            repeat(op.times("_mv_o").big_int()),
+        ],
+    ))
 }
 
 /// Body of the output view (`_duckmv.out_<id>`), the rows the view holds, which views
 /// downstream read: the output of the whole storage, or of a top-k view its top rows.
 pub fn output_view_sql(plan: &Plan) -> String {
-    let all = output_sql(plan, &super::storage(plan.id));
+    let all = output_sql(plan, super::aggregate::named(&super::storage(plan.id), "_mv_s"));
     match (&plan.limit, &plan.order_by) {
         (Some(limit), Some(order)) => format!("SELECT * FROM ({all}) AS _mv_o {order} {limit}"),
-        _ => all,
+        _ => all.to_string(),
     }
 }
 

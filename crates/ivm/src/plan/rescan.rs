@@ -8,9 +8,9 @@
 //! Both rows are recomputed, so the row taken back is exactly the one added when it was
 //! current; untouched groups are not read beyond the join that finds the touched ones.
 
-use super::aggregate::{agg_state_over, group_cols, sub_agg_sql};
+use super::aggregate::{agg_state_over, group_cols, named, sub_agg_sql};
 use super::{rel_cur, rel_delta, rel_names, Aggregate, Source, SubAgg};
-use crate::text::{ident, null_safe_eq};
+use crate::ir::{self, Cte, Expr, From, GroupBy, Item, Op, Query, Select};
 
 /// Whether the sub-aggregate's change needs the group's rows before (see the module).
 pub(super) fn needs_rescan(a: &Aggregate) -> bool {
@@ -18,40 +18,87 @@ pub(super) fn needs_rescan(a: &Aggregate) -> bool {
 }
 
 /// The sub-aggregate's change: rows now (+1) and before (−1) of the touched groups.
-pub(super) fn rescan_delta(sources: &[Source], sa: &SubAgg, changed: &[bool]) -> Option<String> {
+pub(super) fn rescan_delta(sources: &[Source], sa: &SubAgg, changed: &[bool]) -> Option<Query> {
     let a = &sa.agg;
     let input = a.input_rel();
     let d = rel_delta(sources, &input, changed)?;
     let keys = group_cols(a);
-    let cols: Vec<String> = rel_names(&input).iter().map(|c| ident(c)).collect();
-    let cols = cols.join(", ");
+    let names = rel_names(&input);
+    let cols = || names.iter().map(|c| Item::Expr(ir::bare(c.clone()), None));
+    let col_exprs = || names.iter().map(|c| ir::bare(c.clone())).collect::<Vec<_>>();
     // Which groups, and the old rows: the change is read twice, so it is computed once.
-    let (with, touched) = if keys.is_empty() {
-        (format!("_mv_rd AS MATERIALIZED ({d})"), String::new())
-    } else {
-        (
-            format!(
-                "_mv_rd AS MATERIALIZED ({d}), _mv_dd AS (SELECT DISTINCT {} FROM _mv_rd)",
-                keys.join(", ")
-            ),
-            format!(
-                " WHERE EXISTS (SELECT 1 FROM _mv_dd AS _mv_w WHERE {})",
-                null_safe_eq("_mv_i", "_mv_w", &keys)
-            ),
+    let mut ctes = vec![Cte {
+        name: "_mv_rd".into(),
+        query: d,
+        materialized: true,
+    }];
+    let mut touched = Vec::new();
+    if !keys.is_empty() {
+        let mut distinct = Select::new(
+            keys.iter().map(|k| Item::Expr(ir::bare(k.clone()), None)).collect(),
+            vec![named("_mv_rd", "_mv_rd")],
+        );
+        distinct.distinct = true;
+        ctes.push(Cte {
+            name: "_mv_dd".into(),
+            query: Query::select(distinct),
+            materialized: false,
+        });
+        let any = Select::new(
+            vec![Item::Expr(Expr::Int(1), None)],
+            vec![named("_mv_dd", "_mv_w")],
         )
-    };
+        .filtered([ir::same_cols("_mv_i", "_mv_w", &keys)]);
+        touched.push(ir::exists(Query::select(any)));
+    }
     let cur = rel_cur(sources, &input);
-    let now = agg_state_over(a, &cur, &touched);
-    let old = format!(
-        "SELECT {cols} FROM (SELECT {cols}, CAST(sum(_mv_mult) AS BIGINT) AS _mv_m FROM \
-         (SELECT {cols}, CAST(1 AS BIGINT) AS _mv_mult FROM ({cur}) AS _mv_i{touched} \
-         UNION ALL SELECT {cols}, -_mv_mult FROM _mv_rd) AS _mv_u \
-         GROUP BY {cols} HAVING sum(_mv_mult) > 0) AS _mv_o, range(_mv_o._mv_m)"
+    let now = agg_state_over(a, cur.clone(), touched.clone());
+    let current = Select::new(
+        cols()
+            .chain([Item::named(Expr::Int(1).big_int(), "_mv_mult")])
+            .collect(),
+        vec![From::query(cur, "_mv_i")],
+    )
+    .filtered(touched);
+    let undone = Select::new(
+        cols()
+            .chain([Item::Expr(ir::bare("_mv_mult").neg(), None)])
+            .collect(),
+        vec![named("_mv_rd", "_mv_rd")],
     );
-    let before = agg_state_over(a, &old, "");
-    let state = format!(
-        "WITH {with} SELECT *, CAST(1 AS BIGINT) AS _mv_mult FROM ({now}) AS _mv_n \
-         UNION ALL SELECT *, CAST(-1 AS BIGINT) FROM ({before}) AS _mv_b"
+    let both = Query::union_all(vec![Query::select(current), Query::select(undone)]);
+    let net = || ir::call("sum", vec![ir::bare("_mv_mult")]);
+    let mut netted = Select::new(
+        cols()
+            .chain([Item::named(net().big_int(), "_mv_m")])
+            .collect(),
+        vec![From::query(both, "_mv_u")],
     );
-    Some(sub_agg_sql(sa, &state, true))
+    netted.group_by = GroupBy::Exprs(col_exprs());
+    netted.having = vec![net().bin(Op::Gt, Expr::Int(0))];
+    // Each old row as often as its net count.
+    let repeat = From::Call {
+        name: "range",
+        args: vec![ir::col("_mv_o", "_mv_m")],
+        alias: None,
+    };
+    let old = Select::new(
+        cols().collect(),
+        vec![From::query(Query::select(netted), "_mv_o"), repeat],
+    );
+    let before = agg_state_over(a, Query::select(old), Vec::new());
+    let state = Query::With {
+        ctes,
+        body: Box::new(Query::union_all(vec![
+            Query::select(Select::new(
+                vec![Item::Star, Item::named(Expr::Int(1).big_int(), "_mv_mult")],
+                vec![From::query(now, "_mv_n")],
+            )),
+            Query::select(Select::new(
+                vec![Item::Star, Item::Expr(Expr::Int(-1).big_int(), None)],
+                vec![From::query(before, "_mv_b")],
+            )),
+        ])),
+    };
+    Some(sub_agg_sql(sa, state, true))
 }

@@ -10,8 +10,9 @@
 //! the touched partitions, not the table. Ties in a window's ORDER BY are broken as DuckDB
 //! breaks them when the partition is recomputed, as in any run of the query.
 
+use super::aggregate::named;
 use super::{positional, rel_cur, rel_delta, storage, work, Block, Plan, Rel, Windowed};
-use crate::text::{ident, null_safe_eq};
+use crate::ir::{self, user, Expr, From, Item, Name, Query, Select, Stmt};
 use crate::user_expr::Hole;
 
 fn keys(w: &Windowed) -> Vec<String> {
@@ -20,34 +21,32 @@ fn keys(w: &Windowed) -> Vec<String> {
 
 /// The view's rows over the current input rows `_mv_i` that pass `filter`, each after its
 /// partition key: the storage's rows.
-fn rows_sql(plan: &Plan, w: &Windowed, filter: &str) -> String {
-    let mut cols: Vec<String> = keys(w).iter().map(|k| format!("_mv_i.{k}")).collect();
-    let input_col = |j: usize| crate::ir::col("_mv_i", format!("_i{}", j + 1)).to_ast();
+fn rows_sql(plan: &Plan, w: &Windowed, filter: Vec<Expr>) -> Query {
+    let mut cols: Vec<Item> = keys(w)
+        .into_iter()
+        .map(|k| Item::Expr(ir::col("_mv_i", k), None))
+        .collect();
+    let input_col = |j: usize| ir::col("_mv_i", format!("_i{}", j + 1)).to_ast();
     for ((e, c), t) in w
         .select
         .iter()
         .zip(positional(plan.columns.len()))
         .zip(&plan.types)
     {
-        cols.push(format!(
-            "CAST(({}) AS {t}) AS {c}",
-            e.filled(Hole::Input, input_col)
-        ));
+        cols.push(Item::named(user(&e.filled(Hole::Input, input_col)).cast(t), c));
     }
-    let qualify = match &w.qualify {
-        Some(q) => format!(" QUALIFY {}", q.filled(Hole::Input, input_col)),
-        None => String::new(),
-    };
-    format!(
-        "SELECT {} FROM ({}) AS _mv_i{filter}{qualify}",
-        cols.join(", "),
-        rel_cur(&plan.sources, &Rel::Block(w.input.clone()))
-    )
+    let input = rel_cur(&plan.sources, &Rel::Block(w.input.clone()));
+    let mut s = Select::new(cols, vec![From::query(input, "_mv_i")]).filtered(filter);
+    s.qualify = w
+        .qualify
+        .as_ref()
+        .map(|q| user(&q.filled(Hole::Input, input_col)));
+    Query::select(s)
 }
 
 /// The storage's rows from the current base data (to populate or recompute).
-pub fn windowed_state_sql(plan: &Plan, w: &Windowed) -> String {
-    rows_sql(plan, w, "")
+pub fn windowed_state_sql(plan: &Plan, w: &Windowed) -> Query {
+    rows_sql(plan, w, Vec::new())
 }
 
 /// The input block with only its partition keys selected: what the change needs to say.
@@ -60,65 +59,66 @@ fn keys_block(w: &Windowed) -> Block {
 }
 
 /// The partitions the change touches, each once.
-fn touched(plan: &Plan, w: &Windowed, changed: &[bool]) -> Option<String> {
+fn touched(plan: &Plan, w: &Windowed, changed: &[bool]) -> Option<Query> {
     let d = rel_delta(&plan.sources, &Rel::Block(keys_block(w)), changed)?;
-    let cols: Vec<String> = keys(w).iter().map(|k| format!("_mv_d.{k}")).collect();
-    Some(format!(
-        "SELECT DISTINCT {} FROM ({d}) AS _mv_d",
-        cols.join(", ")
-    ))
+    let cols = keys(w)
+        .into_iter()
+        .map(|k| Item::Expr(ir::col("_mv_d", k), None))
+        .collect();
+    let mut s = Select::new(cols, vec![From::query(d, "_mv_d")]);
+    s.distinct = true;
+    Some(Query::select(s))
 }
 
 /// Fills the work table with the touched partitions; None when no source it reads changed.
-pub fn windowed_touched_sql(plan: &Plan, w: &Windowed, changed: &[bool]) -> Option<String> {
+pub fn windowed_touched_sql(plan: &Plan, w: &Windowed, changed: &[bool]) -> Option<Stmt> {
     let t = touched(plan, w, changed)?;
-    Some(format!("INSERT INTO {} {t}", work(plan.id)))
+    Some(Stmt::insert(Name::of(&work(plan.id)), t))
 }
 
 /// The work table's shape (used once, at CREATE).
-pub fn windowed_work_shape_sql(plan: &Plan, w: &Windowed) -> String {
+pub fn windowed_work_shape_sql(plan: &Plan, w: &Windowed) -> Query {
     let all = vec![true; plan.sources.len()];
     let t = touched(plan, w, &all).expect("a window view reads a source");
-    format!("SELECT * FROM ({t}) AS _mv_t LIMIT 0")
+    let mut s = Select::new(vec![Item::Star], vec![From::query(t, "_mv_t")]);
+    s.limit = Some(0);
+    Query::select(s)
 }
 
-/// `rel` (aliased `_mv_s`) is in a touched partition.
-fn in_touched(plan: &Plan, w: &Windowed, rel: &str) -> String {
-    format!(
-        " WHERE EXISTS (SELECT 1 FROM {} AS _mv_w WHERE {})",
-        work(plan.id),
-        null_safe_eq(rel, "_mv_w", &keys(w))
+/// `rel` is in a touched partition.
+fn in_touched(plan: &Plan, w: &Windowed, rel: &str) -> Expr {
+    let any = Select::new(
+        vec![Item::Expr(Expr::Int(1), None)],
+        vec![named(&work(plan.id), "_mv_w")],
     )
+    .filtered([ir::same_cols(rel, "_mv_w", &keys(w))]);
+    ir::exists(Query::select(any))
 }
 
-/// The stored rows of the touched partitions (for the views downstream).
-pub fn windowed_touched_rel(plan: &Plan, w: &Windowed) -> String {
-    format!(
-        "(SELECT * FROM {} AS _mv_s{})",
-        storage(plan.id),
-        in_touched(plan, w, "_mv_s")
-    )
+/// The stored rows of the touched partitions, as `_mv_s` (for the views downstream).
+pub fn windowed_touched_rel(plan: &Plan, w: &Windowed) -> From {
+    let rows = Select::new(vec![Item::Star], vec![named(&storage(plan.id), "_mv_s")])
+        .filtered([in_touched(plan, w, "_mv_s")]);
+    From::query(Query::select(rows), "_mv_s")
 }
 
 /// Deletes the stored rows of the touched partitions.
-pub fn windowed_clear_sql(plan: &Plan, w: &Windowed) -> String {
-    format!(
-        "DELETE FROM {} AS _mv_s{}",
-        storage(plan.id),
-        in_touched(plan, w, "_mv_s")
-    )
+pub fn windowed_clear_sql(plan: &Plan, w: &Windowed) -> Stmt {
+    Stmt::Delete {
+        from: Name::of(&storage(plan.id)),
+        alias: Some("_mv_s".into()),
+        filter: vec![in_touched(plan, w, "_mv_s")],
+    }
 }
 
 /// Inserts the touched partitions' rows, recomputed over the current input.
-pub fn windowed_fill_sql(plan: &Plan, w: &Windowed) -> String {
-    let cols: Vec<String> = keys(w)
-        .into_iter()
-        .chain(positional(plan.columns.len()))
-        .collect();
-    format!(
-        "INSERT INTO {} ({}) {}",
-        storage(plan.id),
-        cols.iter().map(|c| ident(c)).collect::<Vec<_>>().join(", "),
-        rows_sql(plan, w, &in_touched(plan, w, "_mv_i"))
-    )
+pub fn windowed_fill_sql(plan: &Plan, w: &Windowed) -> Stmt {
+    Stmt::Insert {
+        into: Name::of(&storage(plan.id)),
+        columns: keys(w)
+            .into_iter()
+            .chain(positional(plan.columns.len()))
+            .collect(),
+        query: rows_sql(plan, w, vec![in_touched(plan, w, "_mv_i")]),
+    }
 }

@@ -4,9 +4,10 @@
 //! is grouped by key (a few rows), the test's relation is counted for those keys only, and the
 //! result is joined to the block's one item by key (see `keyed`).
 
+use super::super::ir::Expr;
 use super::super::keyed::{self, side};
 use super::super::plan::{Item, ItemFrom};
-use super::super::term::{fresh, items_cur, Term};
+use super::super::term::{fresh, item_cur, Term};
 use super::{flipped, holds, Tests};
 
 /// The term of the rows whose test flips, or None when the shape is not keyed.
@@ -14,7 +15,7 @@ pub(super) fn term(
     tests: &Tests,
     items: &[Item],
     moved: &[usize],
-    conds: &[String],
+    conds: &[Expr],
 ) -> Option<Term> {
     let ([i], [it]) = (moved, items) else {
         return None;
@@ -29,22 +30,16 @@ pub(super) fn term(
     }
     let sources = tests.sources;
     let keys = keyed::split(e.filter.ast(), &side(sources, it), &side(sources, r), true)?;
-    let cur = items_cur(sources, items);
+    let cur = item_cur(sources, it);
     let k = fresh(&format!("{i}|{}|{cur}", e.filter));
-    let j = keyed::join_changed(
-        &keys,
-        &cur,
-        &items_cur(sources, &e.items),
-        &tests.right[*i],
-        k,
-    );
-    let now = holds(e, &j.now);
-    let before = holds(e, &format!("{} - {}", j.now, j.delta));
-    let (flip, sign) = flipped(&now, &before);
+    let j = keyed::join_changed(&keys, cur, item_cur(sources, r), &tests.right[*i], k);
+    let now = holds(e, j.now.clone());
+    let before = holds(e, j.now - j.delta);
+    let (flip, sign) = flipped(now, before);
     let mut conds = conds.to_vec();
     conds.push(flip);
     Some(Term {
-        from: j.from,
+        from: vec![j.from],
         conds,
         mult: vec![sign],
     })

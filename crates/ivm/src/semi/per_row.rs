@@ -4,6 +4,7 @@
 //! table on the left and one changed test over one table, the candidates are picked before the
 //! counts are taken, and the counts read only the rows matching some candidate (`restricted`).
 
+use super::super::ir::{self, user, Expr, From, Item as SelItem, Query, Select};
 use super::super::plan::{Item, ItemFrom};
 use super::super::restricted::{restricted_count, same_scope_safe};
 use super::super::term::{delta_sum_query, fresh, items_cur, Term};
@@ -13,11 +14,11 @@ use super::{flipped, holds, Tests};
 struct Candidates {
     alias: String,
     source: usize,
-    from: String,
+    from: From,
 }
 
 /// The term of the rows whose changed guards flip.
-pub(super) fn term(tests: &Tests, items: &[Item], moved: &[usize], mut conds: Vec<String>) -> Term {
+pub(super) fn term(tests: &Tests, items: &[Item], moved: &[usize], mut conds: Vec<Expr>) -> Term {
     let sources = tests.sources;
     let mut from = items_cur(sources, items);
     let mut candidates = None;
@@ -25,54 +26,55 @@ pub(super) fn term(tests: &Tests, items: &[Item], moved: &[usize], mut conds: Ve
         // One left table, one changed test: the candidates are picked before the counts are
         // taken (inside a subquery, so the filter's names resolve as the user wrote them).
         ([i], [it]) if !matches!(it.from, ItemFrom::Tree(_)) => {
-            let any = touched(tests, *i);
-            from = format!(
-                "(SELECT * FROM {from} WHERE {}) AS {}",
-                any.join(" OR "),
-                it.alias
-            );
+            let picked = Select::new(vec![SelItem::Star], from).filtered([touched(tests, *i)]);
+            let picked = From::query(Query::select(picked), it.name());
             if let ItemFrom::Source(source) = it.from {
                 candidates = Some(Candidates {
-                    alias: it.alias.clone(),
+                    alias: it.name(),
                     source,
-                    from: from.clone(),
+                    from: picked.clone(),
                 });
             }
+            from = vec![picked];
         }
-        _ => {
-            let any: Vec<String> = moved.iter().flat_map(|i| touched(tests, *i)).collect();
-            conds.push(format!("({})", any.join(" OR ")));
-        }
+        _ => conds.push(ir::any(moved.iter().map(|i| touched(tests, *i)))),
     }
     // Each changed test's count now (`n`) and net change (`d`) per candidate row.
     let mut counts: Vec<Option<(String, String)>> = vec![None; tests.exists.len()];
     for i in moved {
         let e = tests.exists[*i];
-        let k = fresh(&format!("{i}|{}|{}", e.filter, from));
+        let shown: Vec<String> = from.iter().map(|f| f.to_string()).collect();
+        let k = fresh(&format!("{i}|{}|{}", e.filter, shown.join(", ")));
         let (n, d) = (format!("_mv_n{k}"), format!("_mv_d{k}"));
-        from.push_str(&format!(
-            ", LATERAL ({}) AS {n}, LATERAL ({}) AS {d}",
+        from.push(From::lateral(
             count(tests, *i, candidates.as_ref()),
-            delta_sum_query(&tests.right[*i], &e.filter, "d")
+            n.clone(),
+        ));
+        from.push(From::lateral(
+            delta_sum_query(&tests.right[*i], &e.filter, "d"),
+            d.clone(),
         ));
         counts[*i] = Some((n, d));
     }
     let value = |i: usize, before: bool| match &counts[i] {
-        Some((n, d)) if before => holds(tests.exists[i], &format!("{n}.n - {d}.d")),
-        Some((n, _)) => holds(tests.exists[i], &format!("{n}.n")),
+        Some((n, d)) if before => holds(
+            tests.exists[i],
+            ir::col(n.clone(), "n") - ir::col(d.clone(), "d"),
+        ),
+        Some((n, _)) => holds(tests.exists[i], ir::col(n.clone(), "n")),
         None => tests.cur(i),
     };
     let changed: Vec<usize> = (0..tests.guards.len())
         .filter(|g| tests.guard_moved(*g))
         .collect();
     let all = |before: bool| {
-        changed
-            .iter()
-            .map(|g| tests.guard_sql(*g, &|i| value(i, before)))
-            .collect::<Vec<_>>()
-            .join(" AND ")
+        ir::all(
+            changed
+                .iter()
+                .map(|g| tests.guard_sql(*g, &|i| value(i, before))),
+        )
     };
-    let (flip, sign) = flipped(&all(false), &all(true));
+    let (flip, sign) = flipped(all(false), all(true));
     conds.push(flip);
     Term {
         from,
@@ -83,33 +85,28 @@ pub(super) fn term(tests: &Tests, items: &[Item], moved: &[usize], mut conds: Ve
 
 /// A left row is a candidate for test `i` when one of the change terms of its relation
 /// matches it.
-fn touched(tests: &Tests, i: usize) -> Vec<String> {
+fn touched(tests: &Tests, i: usize) -> Expr {
     let e = tests.exists[i];
-    tests.right[i]
-        .iter()
-        .map(|d| {
-            let mut c = d.conds.clone();
-            c.push(e.filter.to_string());
-            format!(
-                "EXISTS (SELECT 1 FROM {} WHERE {})",
-                d.from,
-                c.join(" AND ")
-            )
-        })
-        .collect()
+    ir::any(tests.right[i].iter().map(|d| {
+        let mut m = d.clone();
+        m.conds.push(user(e.filter.ast()));
+        ir::exists(Query::select(
+            m.select(vec![SelItem::Expr(Expr::Int(1), None)]),
+        ))
+    }))
 }
 
 /// Test `i`'s match count now. A single right table is counted only over its rows matching
 /// some candidate: DuckDB would otherwise group all of it by the correlation. The restriction
 /// evaluates the filter with both tables in one scope, so only where no name can change table.
-fn count(tests: &Tests, i: usize, candidates: Option<&Candidates>) -> String {
+fn count(tests: &Tests, i: usize, candidates: Option<&Candidates>) -> Query {
     let e = tests.exists[i];
     match (candidates, e.items.as_slice()) {
         (Some(c), [r]) if same_scope_safe(tests.sources, &c.alias, c.source, r) => {
             restricted_count(
-                &items_cur(tests.sources, &e.items),
-                &r.alias,
-                &c.from,
+                super::super::term::item_cur(tests.sources, r),
+                &r.name(),
+                c.from.clone(),
                 &e.filter,
             )
         }
