@@ -35,8 +35,8 @@ mod support;
 mod whole_call;
 mod window;
 
+use super::ops::{Exists, Guard};
 use super::plan::{AggFn, Block, Body, Item, ItemFrom, Plan, Source};
-use super::semi::{Exists, Guard};
 use super::user_expr::UserExpr;
 use super::{IvmError, Sql};
 pub(super) use resolve::current_database;

@@ -19,19 +19,16 @@ mod error;
 mod history;
 mod hot;
 pub mod ir;
-mod keyed;
 mod mode;
+mod ops;
 mod order;
-mod outer;
 mod pin;
 pub mod plan;
 pub mod policy;
 mod program;
 mod refresh;
-mod restricted;
-mod semi;
 mod set_ops;
-mod term;
+mod strategy;
 mod text;
 mod upgrade;
 mod user_expr;
@@ -258,7 +255,11 @@ fn create_storage(db: &mut dyn Sql, plan: &plan::Plan) -> Result<(), IvmError> {
         }
         plan::Body::Windowed(w) => {
             empty_table(db, &storage, &refresh::state_sql(plan))?;
-            empty_table(db, &work, &plan::windowed_work_shape_sql(plan, w).to_string())?;
+            empty_table(
+                db,
+                &work,
+                &plan::windowed_work_shape_sql(plan, w).to_string(),
+            )?;
         }
         plan::Body::Aggregate(a) => {
             empty_table(db, &storage, &refresh::state_sql(plan))?;

@@ -12,7 +12,6 @@ mod aggregate;
 mod bag;
 mod kept;
 mod output;
-mod rescan;
 mod windowed;
 
 pub use aggregate::{
@@ -27,11 +26,9 @@ pub use windowed::{
 };
 
 pub use super::agg::{AggFn, AggKind};
-use super::outer::Tree;
-use super::semi::{self, Exists, Guard};
+pub use super::ops::{rel_cur, rel_delta};
+use super::ops::{Exists, Guard, Tree};
 use super::set_ops::SetOp;
-use super::ir::{user, Expr, From, Item as SelItem, Query};
-use super::term::{self, Term};
 use super::user_expr::UserExpr;
 
 /// Everything a refresh needs, decided at CREATE.
@@ -253,83 +250,6 @@ pub fn positional(n: usize) -> Vec<String> {
 // ---------------------------------------------------------------------------------------------
 // Relations: current state and delta
 
-pub fn item_cur(sources: &[Source], item: &Item) -> From {
-    term::item_cur(sources, item)
-}
-
-/// The FROM/WHERE of a block over current data.
-pub fn block_cur_term(sources: &[Source], b: &Block) -> Term {
-    let mut t = Term::cur(term::items_cur(sources, &b.items));
-    t.conds.extend(b.filter.iter().map(|f| user(f.ast())));
-    t.conds
-        .extend(b.exists.iter().map(|e| semi::cond_cur(sources, e)));
-    t.conds
-        .extend(b.guards.iter().map(|g| semi::guard_cur(sources, g)));
-    t
-}
-
-fn block_sql(b: &Block, t: &Term, mult: bool) -> Query {
-    let mut cols: Vec<SelItem> = b
-        .select
-        .iter()
-        .zip(&b.names)
-        .map(|(e, n)| SelItem::named(user(e.ast()), n.clone()))
-        .collect();
-    if cols.is_empty() {
-        // `SELECT count(*) FROM t` needs no column of t, but SQL needs one.
-        cols.push(SelItem::named(Expr::Int(1), "_mv_one"));
-    }
-    if mult {
-        cols.push(SelItem::named(t.mult(), "_mv_mult"));
-    }
-    Query::select(t.select(cols))
-}
-
-/// The relation's column names.
-pub fn rel_names(rel: &Rel) -> &[String] {
-    match rel {
-        Rel::Block(b) => &b.names,
-        Rel::Agg(sa) => &sa.names,
-        Rel::Union(parts) => parts.first().map(rel_names).unwrap_or(&[]),
-    }
-}
-
-/// The relation's current rows.
-pub fn rel_cur(sources: &[Source], rel: &Rel) -> Query {
-    match rel {
-        Rel::Block(b) => block_sql(b, &block_cur_term(sources, b), false),
-        Rel::Agg(sa) => aggregate::sub_agg_cur(sources, sa),
-        Rel::Union(parts) => Query::union_all(parts.iter().map(|p| rel_cur(sources, p)).collect()),
-    }
-}
-
-/// The relation's change as signed rows (its columns plus `_mv_mult`), or None when it provably
-/// has none because every source it reads is unchanged.
-pub fn rel_delta(sources: &[Source], rel: &Rel, changed: &[bool]) -> Option<Query> {
-    match rel {
-        Rel::Block(b) => {
-            let terms = semi::block_terms(
-                sources,
-                &b.items,
-                b.filter.as_ref(),
-                &b.exists,
-                &b.guards,
-                changed,
-            );
-            let parts: Vec<Query> = terms.iter().map(|t| block_sql(b, t, true)).collect();
-            (!parts.is_empty()).then(|| Query::union_all(parts))
-        }
-        Rel::Agg(sa) => aggregate::sub_agg_delta(sources, sa, changed),
-        Rel::Union(parts) => {
-            let ds: Vec<Query> = parts
-                .iter()
-                .filter_map(|p| rel_delta(sources, p, changed))
-                .collect();
-            (!ds.is_empty()).then(|| Query::union_all(ds))
-        }
-    }
-}
-
 /// Aggregate outputs in the catalog: each expression's text. Catalogs of earlier versions
 /// stored a top-level aggregate's outputs already cast and named, `CAST(e AS t) AS "n"`, which
 /// the cast and name of the view's column now give when rendered: such an entry reads as `e`.
@@ -377,10 +297,20 @@ mod outputs {
     }
 }
 
+/// The relation's column names.
+pub fn rel_names(rel: &Rel) -> &[String] {
+    match rel {
+        Rel::Block(b) => &b.names,
+        Rel::Agg(sa) => &sa.names,
+        Rel::Union(parts) => parts.first().map(rel_names).unwrap_or(&[]),
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::ir;
+    use crate::ir::{self, Expr, From};
+    use crate::ops::{block_terms, Term};
 
     fn sql(e: &str) -> UserExpr {
         UserExpr::new(crate::user_expr::parse(e).unwrap())
@@ -428,12 +358,18 @@ pub(crate) mod tests {
     #[test]
     fn outputs_of_earlier_catalogs_read_without_their_cast_and_name() {
         let read = |t: &str| outputs::read(t).map(|e| e.to_string());
-        assert_eq!(read(r#"CAST(_g1 AS INTEGER) AS "col1""#).as_deref(), Some("_g1"));
+        assert_eq!(
+            read(r#"CAST(_g1 AS INTEGER) AS "col1""#).as_deref(),
+            Some("_g1")
+        );
         assert_eq!(
             read(r#"CAST("s_1" + "_mv_count" AS STRUCT(a INTEGER)) AS "x y""#).as_deref(),
             Some(r#""s_1" + "_mv_count""#)
         );
-        assert_eq!(read("CAST(s_1 AS BIGINT)").as_deref(), Some("CAST(s_1 AS BIGINT)"));
+        assert_eq!(
+            read("CAST(s_1 AS BIGINT)").as_deref(),
+            Some("CAST(s_1 AS BIGINT)")
+        );
         assert_eq!(read("a AND").as_deref(), None);
     }
 
@@ -471,7 +407,7 @@ pub(crate) mod tests {
     }
 
     fn terms(sources: &[Source], b: &Block, changed: &[bool]) -> Vec<Term> {
-        semi::block_terms(sources, &b.items, b.filter.as_ref(), &[], &[], changed)
+        block_terms(sources, &b.items, b.filter.as_ref(), &[], &[], changed)
     }
 
     #[test]
@@ -494,7 +430,10 @@ pub(crate) mod tests {
         assert_eq!(
             shapes,
             [
-                vec![pair("_duckmv.d_1_a", "a"), pair("old main.b+_duckmv.d_1_b", "b")],
+                vec![
+                    pair("_duckmv.d_1_a", "a"),
+                    pair("old main.b+_duckmv.d_1_b", "b")
+                ],
                 vec![pair("main.a", "a"), pair("_duckmv.d_1_b", "b")],
             ]
         );
@@ -547,7 +486,7 @@ pub(crate) mod tests {
             })
         ));
         let sources = [src("a"), src("b")];
-        let guard = semi::guard_cur(&sources, &b.guards[0]).to_string();
+        let guard = crate::ops::block_cur_term(&sources, &b).conds[1].to_string();
         assert!(!guard.contains("__mv_ex_"), "{guard}");
         let test = r#"EXISTS (SELECT 1 FROM "main"."b" AS "b" WHERE (b.k = a.k))"#;
         assert!(guard.contains(&format!("({test}) OR (a.k = 0)")), "{guard}");

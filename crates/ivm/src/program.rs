@@ -312,7 +312,11 @@ pub fn recompute(plan: &Plan, populated: bool, downstream: Option<&str>) -> Prog
     ));
     steps.push(run(
         "recompute the storage from the definition",
-        format!("INSERT INTO {} {}", Name::of(&storage), super::refresh::state_sql(plan)),
+        format!(
+            "INSERT INTO {} {}",
+            Name::of(&storage),
+            super::refresh::state_sql(plan)
+        ),
         true,
     ));
     steps.extend(advance(plan, &vec![true; plan.sources.len()]));

@@ -143,11 +143,7 @@ mod tests {
         let some = |c: &'static str| ir::col("o", c).bin(Op::Gt, Expr::Int(0));
         assert_eq!(
             op.times("o"),
-            ir::case(
-                some(LEFT).and(some(RIGHT)),
-                Expr::Int(1),
-                Expr::Int(0)
-            )
+            ir::case(some(LEFT).and(some(RIGHT)), Expr::Int(1), Expr::Int(0))
         );
     }
 

@@ -156,7 +156,10 @@ fn aggregate(e: &Expr, rows: &[Row]) -> V {
 /// A row of the input: the argument `_a1` (with a sign for change rows).
 fn input(rel: &'static str, arg: Option<i64>, mult: i64) -> Row {
     let mut r = Row::new();
-    r.insert((Some(rel.into()), "_a1".into()), arg.map_or(V::Null, V::Int));
+    r.insert(
+        (Some(rel.into()), "_a1".into()),
+        arg.map_or(V::Null, V::Int),
+    );
     r.insert((Some(rel.into()), "_mv_mult".into()), V::Int(mult));
     r
 }

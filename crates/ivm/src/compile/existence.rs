@@ -9,8 +9,8 @@ use sqlparser::ast::{
 };
 use std::ops::ControlFlow;
 
+use super::super::ops::{Exists, Guard};
 use super::super::plan::{Block, Rel};
-use super::super::semi::{Exists, Guard};
 use super::super::text::ident;
 use super::super::user_expr::{binary, hole, nested, Hole, UserExpr};
 use super::from::column_of;

@@ -291,7 +291,7 @@ impl Analyzer<'_> {
                         exists: from.exists.clone(),
                         guards: from.guards.clone(),
                     };
-                    let t = super::super::plan::block_cur_term(&self.sources, &probe);
+                    let t = super::super::ops::block_cur_term(&self.sources, &probe);
                     let sql = format!("DESCRIBE {}", ir::Query::select(t.select(unaliased)));
                     let rows = self.db.query(&sql)?;
                     rows.into_iter()

@@ -4,8 +4,7 @@
 
 use sqlparser::ast::{Expr, JoinConstraint, JoinOperator, TableWithJoins};
 
-use super::super::outer::{Kind, Tree};
-use super::super::semi::Exists;
+use super::super::ops::{Exists, Kind, Tree};
 use super::super::user_expr::UserExpr;
 use super::{full, Analyzer, BlockFrom, Item, ItemFrom, Scope, R};
 

@@ -143,7 +143,7 @@ impl Analyzer<'_> {
         if args.is_empty() {
             return Ok(());
         }
-        let t = super::super::plan::block_cur_term(&self.sources, &agg.input);
+        let t = super::super::ops::block_cur_term(&self.sources, &agg.input);
         let items = args.into_iter().map(|a| ir::Item::Expr(ir::user(a), None));
         let probe = ir::Query::select(t.select(items.collect()));
         let rows = self.db.query(&format!("DESCRIBE {probe}"))?;

@@ -61,7 +61,10 @@ pub enum Expr {
     /// `-e`.
     Neg(Box<Expr>),
     /// `[NOT] EXISTS (query)`.
-    Exists { query: Box<Query>, negated: bool },
+    Exists {
+        query: Box<Query>,
+        negated: bool,
+    },
     /// `(query)`: a scalar subquery.
     Scalar(Box<Query>),
     /// An expression of the user's, as the compiler kept it (a filter, a select item, an
@@ -127,9 +130,9 @@ pub fn exists(query: Query) -> Expr {
 /// `a IS NOT DISTINCT FROM b AND …` over the columns `cols` of the relations aliased `left`
 /// and `right`; `TRUE` when there are none (an ungrouped aggregate's single row).
 pub fn same_cols(left: &str, right: &str, cols: &[String]) -> Expr {
-    all(cols.iter().map(|c| {
-        col(left.to_string(), c.clone()).bin(Op::Same, col(right.to_string(), c.clone()))
-    }))
+    all(cols
+        .iter()
+        .map(|c| col(left.to_string(), c.clone()).bin(Op::Same, col(right.to_string(), c.clone()))))
 }
 
 /// An unqualified column (the select list over a single relation, e.g. a view's storage).
@@ -245,10 +248,9 @@ impl Expr {
                 }),
                 ..plain_function("count")
             }),
-            Expr::Bin(l, Op::Same, r) => ast::Expr::IsNotDistinctFrom(
-                Box::new(nested(l)),
-                Box::new(nested(r)),
-            ),
+            Expr::Bin(l, Op::Same, r) => {
+                ast::Expr::IsNotDistinctFrom(Box::new(nested(l)), Box::new(nested(r)))
+            }
             Expr::Bin(l, op, r) => ast::Expr::BinaryOp {
                 left: Box::new(nested(l)),
                 op: binary(*op),
@@ -293,9 +295,10 @@ impl Expr {
                 kind: CastKind::Cast,
                 expr: Box::new(e.to_ast()),
                 // The type as DuckDB printed it, one token: it is not an identifier to quote.
-                data_type: DataType::Custom(ObjectName(vec![ObjectNamePart::Identifier(
-                    Ident::new(ty.clone()),
-                )]), Vec::new()),
+                data_type: DataType::Custom(
+                    ObjectName(vec![ObjectNamePart::Identifier(Ident::new(ty.clone()))]),
+                    Vec::new(),
+                ),
                 format: None,
             },
         }

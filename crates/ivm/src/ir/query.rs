@@ -5,9 +5,9 @@
 
 use sqlparser::ast::helpers::attached_token::AttachedToken;
 use sqlparser::ast::{
-    self, GroupByExpr, JoinConstraint, JoinOperator, ObjectName, ObjectNamePart,
-    SelectFlavor, SelectItem, SetExpr, SetOperator, SetQuantifier, TableAlias,
-    TableAliasColumnDef, TableFactor, TableWithJoins, WildcardAdditionalOptions,
+    self, GroupByExpr, JoinConstraint, JoinOperator, ObjectName, ObjectNamePart, SelectFlavor,
+    SelectItem, SetExpr, SetOperator, SetQuantifier, TableAlias, TableAliasColumnDef, TableFactor,
+    TableWithJoins, WildcardAdditionalOptions,
 };
 use std::fmt;
 
@@ -502,7 +502,11 @@ impl Query {
 impl Cte {
     fn to_ast(&self) -> ast::Cte {
         ast::Cte {
-            alias: table_alias(&self.name, &[]),
+            // A CTE's name takes no AS of its own: `name AS (query)`.
+            alias: TableAlias {
+                explicit: false,
+                ..table_alias(&self.name, &[])
+            },
             query: Box::new(self.query.to_ast()),
             from: None,
             materialized: self
@@ -536,6 +540,26 @@ mod tests {
         assert_eq!(Name::of("_duckmv.d_1_t").0, vec!["_duckmv", "d_1_t"]);
         assert_eq!(Name::of("\"a.b\".\"c\"\"d\"").0, vec!["a.b", "c\"d"]);
         assert_eq!(Name::of("_duckmv.mv_3").to_string(), "\"_duckmv\".\"mv_3\"");
+    }
+
+    #[test]
+    fn ctes_print_with_one_as() {
+        let q = Query::With {
+            ctes: vec![Cte {
+                name: "_mv_dd".into(),
+                query: Query::Values(vec![vec![Expr::Int(1)]]),
+                materialized: true,
+            }],
+            body: Box::new(Query::select(Select::new(
+                vec![Item::Star],
+                vec![From::table(Name(vec!["_mv_dd".into()]), "d")],
+            ))),
+        };
+        let text = q.to_string();
+        assert!(
+            text.starts_with(r#"WITH "_mv_dd" AS MATERIALIZED ("#),
+            "{text}"
+        );
     }
 
     #[test]

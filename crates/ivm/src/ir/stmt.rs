@@ -159,7 +159,11 @@ impl fmt::Display for Stmt {
                 on,
                 whens,
             } => {
-                write!(f, "MERGE INTO {into} AS {} USING {using} ON {on}", quoted(alias))?;
+                write!(
+                    f,
+                    "MERGE INTO {into} AS {} USING {using} ON {on}",
+                    quoted(alias)
+                )?;
                 for w in whens {
                     write!(f, " {w}")?;
                 }

@@ -27,7 +27,10 @@ fn by_position(n: usize) -> GroupBy {
 pub fn bag_state_sql(plan: &Plan, rel: &Rel) -> Query {
     let mut cols = cast_cols(&plan.types, "_mv_i");
     cols.push(Item::named(Expr::CountStar.big_int(), "_mv_count"));
-    let mut s = Select::new(cols, vec![From::query(rel_cur(&plan.sources, rel), "_mv_i")]);
+    let mut s = Select::new(
+        cols,
+        vec![From::query(rel_cur(&plan.sources, rel), "_mv_i")],
+    );
     s.group_by = by_position(plan.types.len());
     Query::select(s)
 }

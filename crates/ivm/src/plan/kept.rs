@@ -16,8 +16,9 @@ use crate::agg::kept::{k, o, r, Kept, KEPT};
 use crate::agg::AggFn;
 use crate::ir::{self, Cte, Expr, From, GroupBy, Item, JoinKind, Name, Op, Query, Select};
 
-use super::aggregate::{group_cols, named};
+use super::aggregate::named;
 use super::Aggregate;
+use crate::ops::group_cols;
 
 /// The kept extremes of `a`, with their order.
 pub(super) fn kept(a: &Aggregate) -> Vec<(&AggFn, &'static Kept)> {
@@ -66,7 +67,10 @@ fn rows(storage: &str, keys: &[String], f: &AggFn, kept: &Kept) -> Cte {
     let arg = f.arg.clone().expect("min/max have an argument");
     let last = ir::call("list_extract", vec![ir::bare(k(slot)), Expr::Int(-1)]);
     let not_past = ir::col("_mv_r", arg.clone()).bin(kept.not_past(), ir::col("_mv_s", "_mv_last"));
-    let mut stored: Vec<Item> = keys.iter().map(|g| Item::Expr(ir::bare(g.clone()), None)).collect();
+    let mut stored: Vec<Item> = keys
+        .iter()
+        .map(|g| Item::Expr(ir::bare(g.clone()), None))
+        .collect();
     stored.push(Item::named(ir::bare(o(slot)), "_mv_open"));
     stored.push(Item::named(last, "_mv_last"));
     let whole = From::Table {
@@ -84,7 +88,10 @@ fn rows(storage: &str, keys: &[String], f: &AggFn, kept: &Kept) -> Cte {
         stored,
         ir::same_cols("_mv_s", "_mv_r", keys),
     );
-    let open = ir::call("coalesce", vec![ir::col("_mv_s", "_mv_open"), Expr::Bool(false)]);
+    let open = ir::call(
+        "coalesce",
+        vec![ir::col("_mv_s", "_mv_open"), Expr::Bool(false)],
+    );
     let matters = vec![ir::col("_mv_r", arg).is_not_null(), open.not().or(not_past)];
     Cte {
         name: format!("_mv_r{slot}"),
@@ -123,7 +130,10 @@ fn cut(storage: &str, keys: &[String], slot: usize, kept: &Kept) -> Cte {
     changed.push(Item::Expr(ir::col("_mv_r", "_mv_v"), None));
     changed.push(Item::Expr(ir::col("_mv_r", "_mv_n"), None));
     let mut listed = keys_of("_mv_s", keys);
-    listed.push(Item::Expr(ir::call("unnest", vec![ir::col("_mv_s", k(slot))]), None));
+    listed.push(Item::Expr(
+        ir::call("unnest", vec![ir::col("_mv_s", k(slot))]),
+        None,
+    ));
     listed.push(Item::Expr(Expr::Int(1), None));
     let touched = Select::new(
         vec![Item::Expr(Expr::Int(1), None)],
@@ -150,7 +160,7 @@ fn cut(storage: &str, keys: &[String], slot: usize, kept: &Kept) -> Cte {
     counted.having = vec![net().bin(Op::Gt, Expr::Int(0))];
     let copies = ir::call(
         "least",
-        vec![ir::col("_mv_e", "_mv_n"), Expr::Int(KEPT as i64 + 1)],
+        vec![ir::col("_mv_e", "_mv_n"), Expr::Int(KEPT + 1)],
     );
     let mut items = keys_of("_mv_e", keys);
     items.push(Item::Expr(ir::col("_mv_e", "_mv_v"), None));
@@ -163,11 +173,11 @@ fn cut(storage: &str, keys: &[String], slot: usize, kept: &Kept) -> Cte {
     let first = crate::agg::Aggregator::name(kept);
     let mut items = keys_of("_mv_x", keys);
     items.push(Item::named(
-        ir::call(first, vec![ir::col("_mv_x", "_mv_v"), Expr::Int(KEPT as i64)]),
+        ir::call(first, vec![ir::col("_mv_x", "_mv_v"), Expr::Int(KEPT)]),
         "_mv_k",
     ));
     items.push(Item::named(
-        Expr::CountStar.bin(Op::Gt, Expr::Int(KEPT as i64)),
+        Expr::CountStar.bin(Op::Gt, Expr::Int(KEPT)),
         "_mv_more",
     ));
     let s = select(
@@ -202,9 +212,18 @@ pub(super) fn with_lists(storage: &str, a: &Aggregate, raw: Query, consolidated:
         ctes.push(cut(storage, &keys, slot, kept));
         let (g, c) = (format!("_mv_g{slot}"), format!("_mv_c{slot}"));
         cols.push(Item::named(ir::col(c.clone(), "_mv_k"), k(slot)));
-        let more = ir::call("coalesce", vec![ir::col(c.clone(), "_mv_more"), Expr::Bool(false)]);
-        cols.push(Item::named(ir::col(g.clone(), "_mv_open").or(more), o(slot)));
-        cols.push(Item::named(ir::col(g.clone(), "_mv_open").is_not_null(), r(slot)));
+        let more = ir::call(
+            "coalesce",
+            vec![ir::col(c.clone(), "_mv_more"), Expr::Bool(false)],
+        );
+        cols.push(Item::named(
+            ir::col(g.clone(), "_mv_open").or(more),
+            o(slot),
+        ));
+        cols.push(Item::named(
+            ir::col(g.clone(), "_mv_open").is_not_null(),
+            r(slot),
+        ));
         from = from
             .join(
                 JoinKind::Left,

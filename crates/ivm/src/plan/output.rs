@@ -70,7 +70,10 @@ fn set_op_rows(plan: &Plan, op: &SetOp, grouped: Query) -> Query {
 /// Body of the output view (`_duckmv.out_<id>`), the rows the view holds, which views
 /// downstream read: the output of the whole storage, or of a top-k view its top rows.
 pub fn output_view_sql(plan: &Plan) -> String {
-    let all = output_sql(plan, super::aggregate::named(&super::storage(plan.id), "_mv_s"));
+    let all = output_sql(
+        plan,
+        super::aggregate::named(&super::storage(plan.id), "_mv_s"),
+    );
     match (&plan.limit, &plan.order_by) {
         (Some(limit), Some(order)) => format!("SELECT * FROM ({all}) AS _mv_o {order} {limit}"),
         _ => all.to_string(),

@@ -33,7 +33,10 @@ fn rows_sql(plan: &Plan, w: &Windowed, filter: Vec<Expr>) -> Query {
         .zip(positional(plan.columns.len()))
         .zip(&plan.types)
     {
-        cols.push(Item::named(user(&e.filled(Hole::Input, input_col)).cast(t), c));
+        cols.push(Item::named(
+            user(&e.filled(Hole::Input, input_col)).cast(t),
+            c,
+        ));
     }
     let input = rel_cur(&plan.sources, &Rel::Block(w.input.clone()));
     let mut s = Select::new(cols, vec![From::query(input, "_mv_i")]).filtered(filter);

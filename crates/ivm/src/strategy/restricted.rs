@@ -3,9 +3,9 @@
 //! `o`; when the rows asking are a few candidates, the count is taken over the rows of `o`
 //! that match some candidate instead, which is all a candidate's count can see.
 
-use super::ir::{user, Expr, From, Item as SelItem, JoinKind, Query, Select};
-use super::plan::{Item, ItemFrom, Source};
-use super::user_expr::UserExpr;
+use crate::ir::{user, Expr, From, Item as SelItem, JoinKind, Query, Select};
+use crate::plan::{Item, ItemFrom, Source};
+use crate::user_expr::UserExpr;
 
 /// `SELECT count(*) AS n FROM o WHERE on` (correlated to a row of the preserved side), reading
 /// only the rows of `o` that satisfy `on` with some row of `candidates` (a FROM item under the

@@ -4,19 +4,14 @@
 //! is grouped by key (a few rows), the test's relation is counted for those keys only, and the
 //! result is joined to the block's one item by key (see `keyed`).
 
-use super::super::ir::Expr;
-use super::super::keyed::{self, side};
-use super::super::plan::{Item, ItemFrom};
-use super::super::term::{fresh, item_cur, Term};
+use super::super::{fresh, item_cur, Term};
 use super::{flipped, holds, Tests};
+use crate::ir::Expr;
+use crate::plan::{Item, ItemFrom};
+use crate::strategy::keyed::{self, side};
 
 /// The term of the rows whose test flips, or None when the shape is not keyed.
-pub(super) fn term(
-    tests: &Tests,
-    items: &[Item],
-    moved: &[usize],
-    conds: &[Expr],
-) -> Option<Term> {
+pub(super) fn term(tests: &Tests, items: &[Item], moved: &[usize], conds: &[Expr]) -> Option<Term> {
     let ([i], [it]) = (moved, items) else {
         return None;
     };

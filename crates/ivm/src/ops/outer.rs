@@ -17,12 +17,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::ir::{self, user, Expr, From, Item as SelItem, JoinKind, Name, Query, Select};
-use super::keyed::{self, side};
-use super::plan::{rel_cur, Item, ItemFrom, Source};
-use super::restricted::restricted_count;
-use super::term::{delta_sum_query, fresh, item_cur, item_delta, Term};
-use super::user_expr::UserExpr;
+use super::{delta_sum_query, fresh, item_cur, item_delta, rel_cur, Term};
+use crate::ir::{self, user, Expr, From, Item as SelItem, JoinKind, Name, Query, Select};
+use crate::plan::{Item, ItemFrom, Source};
+use crate::strategy::keyed::{self, side};
+use crate::strategy::restricted::restricted_count;
+use crate::user_expr::UserExpr;
 
 #[derive(Serialize, Deserialize, Debug, Clone)]
 pub enum Tree {
@@ -272,9 +272,7 @@ fn flips_by_key(
     let now_empty = zero(j.now.clone());
     Some(Term {
         from: vec![j.from],
-        conds: vec![now_empty
-            .clone()
-            .bin(ir::Op::NotEq, zero(j.now - j.delta))],
+        conds: vec![now_empty.clone().bin(ir::Op::NotEq, zero(j.now - j.delta))],
         mult: vec![ir::case(now_empty, Expr::Int(1), Expr::Int(-1))],
     })
 }

@@ -4,11 +4,11 @@
 //! table on the left and one changed test over one table, the candidates are picked before the
 //! counts are taken, and the counts read only the rows matching some candidate (`restricted`).
 
-use super::super::ir::{self, user, Expr, From, Item as SelItem, Query, Select};
-use super::super::plan::{Item, ItemFrom};
-use super::super::restricted::{restricted_count, same_scope_safe};
-use super::super::term::{delta_sum_query, fresh, items_cur, Term};
+use super::super::{delta_sum_query, fresh, item_cur, items_cur, Term};
 use super::{flipped, holds, Tests};
+use crate::ir::{self, user, Expr, From, Item as SelItem, Query, Select};
+use crate::plan::{Item, ItemFrom};
+use crate::strategy::restricted::{restricted_count, same_scope_safe};
 
 /// A single left table, filtered to the candidates under its own alias.
 struct Candidates {
@@ -104,7 +104,7 @@ fn count(tests: &Tests, i: usize, candidates: Option<&Candidates>) -> Query {
     match (candidates, e.items.as_slice()) {
         (Some(c), [r]) if same_scope_safe(tests.sources, &c.alias, c.source, r) => {
             restricted_count(
-                super::super::term::item_cur(tests.sources, r),
+                item_cur(tests.sources, r),
                 &r.name(),
                 c.from.clone(),
                 &e.filter,

@@ -9,9 +9,9 @@
 use sqlparser::ast::{visit_expressions, BinaryOperator, Expr as Ast, InTarget};
 use std::ops::ControlFlow;
 
-use super::ir::{self, user, Expr, From, GroupBy, Item as SelItem, JoinKind, Query, Select};
-use super::plan::{Item, ItemFrom, Source};
-use super::term::Term;
+use crate::ir::{self, user, Expr, From, GroupBy, Item as SelItem, JoinKind, Query, Select};
+use crate::ops::Term;
+use crate::plan::{Item, ItemFrom, Source};
 
 /// One side of the predicate: its alias (as the plan quotes it) and its columns (for
 /// unqualified names); None when they are not known (a join tree), which leaves every
@@ -238,7 +238,7 @@ pub fn side<'a>(sources: &'a [Source], item: &'a Item) -> Side<'a> {
         alias: &item.alias,
         columns: match &item.from {
             ItemFrom::Source(i) => Some(&sources[*i].columns),
-            ItemFrom::Sub(rel) => Some(super::plan::rel_names(rel)),
+            ItemFrom::Sub(rel) => Some(crate::plan::rel_names(rel)),
             ItemFrom::Tree(_) => None,
         },
     }

@@ -21,10 +21,10 @@ use serde::{Deserialize, Serialize};
 mod by_key;
 mod per_row;
 
-use super::ir::{self, user, Expr, Item as SelItem, Query, Select};
-use super::plan::{Item, Source};
-use super::term::{delta_sum_query, items_cur, items_delta, Term};
-use super::user_expr::{hole, Hole, UserExpr};
+use super::{delta_sum_query, items_cur, items_delta, Term};
+use crate::ir::{self, user, Expr, Item as SelItem, Query, Select};
+use crate::plan::{Item, Source};
+use crate::user_expr::{hole, Hole, UserExpr};
 
 /// One existence filter: `[NOT] EXISTS (SELECT 1 FROM items WHERE filter)`, the filter holding
 /// the correlation to the outer row and the right side's own predicates.

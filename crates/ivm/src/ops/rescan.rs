@@ -8,9 +8,15 @@
 //! Both rows are recomputed, so the row taken back is exactly the one added when it was
 //! current; untouched groups are not read beyond the join that finds the touched ones.
 
-use super::aggregate::{agg_state_over, group_cols, named, sub_agg_sql};
-use super::{rel_cur, rel_delta, rel_names, Aggregate, Source, SubAgg};
-use crate::ir::{self, Cte, Expr, From, GroupBy, Item, Op, Query, Select};
+use super::sub_agg::{agg_state_over, group_cols, sub_agg_sql};
+use super::{rel_cur, rel_delta};
+use crate::ir::{self, Cte, Expr, From, Item, Name, Op, Query, Select};
+use crate::plan::{rel_names, Aggregate, Source, SubAgg};
+
+/// A CTE of the change under an alias.
+fn named(cte: &str, alias: &str) -> From {
+    From::table(Name(vec![cte.to_string()]), alias)
+}
 
 /// Whether the sub-aggregate's change needs the group's rows before (see the module).
 pub(super) fn needs_rescan(a: &Aggregate) -> bool {
@@ -18,14 +24,19 @@ pub(super) fn needs_rescan(a: &Aggregate) -> bool {
 }
 
 /// The sub-aggregate's change: rows now (+1) and before (−1) of the touched groups.
-pub(super) fn rescan_delta(sources: &[Source], sa: &SubAgg, changed: &[bool]) -> Option<Query> {
+pub(super) fn delta(sources: &[Source], sa: &SubAgg, changed: &[bool]) -> Option<Query> {
     let a = &sa.agg;
     let input = a.input_rel();
     let d = rel_delta(sources, &input, changed)?;
     let keys = group_cols(a);
     let names = rel_names(&input);
     let cols = || names.iter().map(|c| Item::Expr(ir::bare(c.clone()), None));
-    let col_exprs = || names.iter().map(|c| ir::bare(c.clone())).collect::<Vec<_>>();
+    let col_exprs = || {
+        names
+            .iter()
+            .map(|c| ir::bare(c.clone()))
+            .collect::<Vec<_>>()
+    };
     // Which groups, and the old rows: the change is read twice, so it is computed once.
     let mut ctes = vec![Cte {
         name: "_mv_rd".into(),
@@ -35,7 +46,9 @@ pub(super) fn rescan_delta(sources: &[Source], sa: &SubAgg, changed: &[bool]) ->
     let mut touched = Vec::new();
     if !keys.is_empty() {
         let mut distinct = Select::new(
-            keys.iter().map(|k| Item::Expr(ir::bare(k.clone()), None)).collect(),
+            keys.iter()
+                .map(|k| Item::Expr(ir::bare(k.clone()), None))
+                .collect(),
             vec![named("_mv_rd", "_mv_rd")],
         );
         distinct.distinct = true;
@@ -74,7 +87,7 @@ pub(super) fn rescan_delta(sources: &[Source], sa: &SubAgg, changed: &[bool]) ->
             .collect(),
         vec![From::query(both, "_mv_u")],
     );
-    netted.group_by = GroupBy::Exprs(col_exprs());
+    netted.group_by = ir::GroupBy::Exprs(col_exprs());
     netted.having = vec![net().bin(Op::Gt, Expr::Int(0))];
     // Each old row as often as its net count.
     let repeat = From::Call {

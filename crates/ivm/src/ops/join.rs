@@ -1,0 +1,139 @@
+//! The inner product of a block's FROM items (comma-joined; inner-join ON predicates are part
+//! of the block's filter).
+//!
+//! Telescoping: `Δ(A₁ × … × Aₙ) = Σᵢ A₁' × … × Aᵢ₋₁' × ΔAᵢ × Aᵢ₊₁ × … × Aₙ`, with `'` the state
+//! after the change and the items after `i` at their state before it (`A = A' − ΔA`, one
+//! relation: the current rows with multiplicity 1 and the change's rows with the opposite sign).
+//! One term per changed item, instead of one per subset of changed items. An item whose old
+//! state cannot be one relation (an outer-join tree or a subquery after the first changed item)
+//! keeps the inclusion–exclusion form over post-change states: one term per non-empty subset
+//! of changed items, sign (−1)^(|S|−1).
+
+use super::{item_cur, item_delta, mult_of, Term};
+use crate::ir::{self, Expr, From, Item as SelItem, Name, Query, Select};
+use crate::plan::{Item, ItemFrom, Source};
+
+/// The change of the product of `items` as terms.
+pub(super) fn delta(sources: &[Source], items: &[Item], changed: &[bool]) -> Vec<Term> {
+    let deltas: Vec<Vec<Term>> = items
+        .iter()
+        .map(|it| item_delta(sources, it, changed))
+        .collect();
+    let cur: Vec<From> = items.iter().map(|it| item_cur(sources, it)).collect();
+    let moved: Vec<usize> = (0..items.len())
+        .filter(|&i| !deltas[i].is_empty())
+        .collect();
+    let old: Option<Vec<Option<Term>>> = (0..items.len())
+        .map(|j| match moved.first() {
+            Some(&first) if j > first && !deltas[j].is_empty() => {
+                item_old(sources, &items[j]).map(Some)
+            }
+            _ => Some(None),
+        })
+        .collect();
+    let Some(old) = old else {
+        return inclusion_exclusion(&deltas, &cur);
+    };
+    let mut out = Vec::new();
+    for &i in &moved {
+        let choices = (0..items.len()).map(|j| {
+            if j == i {
+                deltas[i].clone()
+            } else if let (true, Some(o)) = (j > i, &old[j]) {
+                vec![o.clone()]
+            } else {
+                vec![Term::cur(vec![cur[j].clone()])]
+            }
+        });
+        out.extend(product(choices.collect()));
+    }
+    out
+}
+
+/// A changed item as it was before the change, as one FROM item with multiplicities; None when
+/// it is not a plain source.
+fn item_old(sources: &[Source], item: &Item) -> Option<Term> {
+    let ItemFrom::Source(i) = &item.from else {
+        return None;
+    };
+    let src = &sources[*i];
+    let delta = src.delta.as_ref()?;
+    let cols = || {
+        src.columns
+            .iter()
+            .map(|c| SelItem::Expr(ir::bare(c.clone()), None))
+    };
+    let now = cols().chain([SelItem::named(Expr::Int(1).big_int(), "_mv_mult")]);
+    let undone = cols().chain([SelItem::Expr(ir::bare("_mv_mult").neg(), None)]);
+    let old = Query::union_all(vec![
+        Query::select(Select::new(
+            now.collect(),
+            vec![From::Table {
+                name: Name::of(&src.relation),
+                alias: None,
+            }],
+        )),
+        Query::select(Select::new(
+            undone.collect(),
+            vec![From::Table {
+                name: Name::of(delta),
+                alias: None,
+            }],
+        )),
+    ]);
+    Some(Term {
+        from: vec![From::query(old, item.name())],
+        conds: Vec::new(),
+        mult: vec![mult_of(item)],
+    })
+}
+
+/// Every combination of one term per position, joined.
+fn product(choices: Vec<Vec<Term>>) -> Vec<Term> {
+    let mut partial = vec![Term::default()];
+    for options in choices {
+        let mut next = Vec::new();
+        for p in &partial {
+            for c in &options {
+                next.push(join_comma(p, c));
+            }
+        }
+        partial = next;
+    }
+    partial
+}
+
+/// Inclusion–exclusion over the post-change states: one term per non-empty subset of changed
+/// items and per combination of their delta terms, sign (−1)^(|S|−1) as the first factor.
+fn inclusion_exclusion(deltas: &[Vec<Term>], cur: &[From]) -> Vec<Term> {
+    let n = deltas.len();
+    let mut out = Vec::new();
+    for mask in 1u32..(1u32 << n) {
+        if (0..n).any(|i| mask & (1 << i) != 0 && deltas[i].is_empty()) {
+            continue;
+        }
+        let sign = if mask.count_ones() % 2 == 1 { 1 } else { -1 };
+        let mut choices = vec![vec![Term {
+            from: Vec::new(),
+            conds: Vec::new(),
+            mult: vec![Expr::Int(sign)],
+        }]];
+        for i in 0..n {
+            choices.push(if mask & (1 << i) != 0 {
+                deltas[i].clone()
+            } else {
+                vec![Term::cur(vec![cur[i].clone()])]
+            });
+        }
+        out.extend(product(choices));
+    }
+    out
+}
+
+fn join_comma(a: &Term, b: &Term) -> Term {
+    let mut out = a.clone();
+    out.from.extend(b.from.iter().cloned());
+    out.conds.extend(b.conds.iter().cloned());
+    out.mult.extend(b.mult.iter().cloned());
+    out
+}
