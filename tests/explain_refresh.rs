@@ -67,7 +67,8 @@ async fn explain_shows_the_refresh_that_would_run_and_changes_nothing() {
         "{plan:#?}"
     );
     assert!(
-        plan.iter().any(|l| l.contains("MERGE INTO _duckmv.mv_")),
+        plan.iter()
+            .any(|l| l.contains(r#"MERGE INTO "_duckmv"."mv_"#)),
         "{plan:#?}"
     );
 
