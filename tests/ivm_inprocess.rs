@@ -370,6 +370,20 @@ fn bool_and_and_bool_or() {
     }
 }
 
+/// `count_if` keeps a count of true conditions per group, taken back like any count: also
+/// inside an aggregate subquery, which an aggregate recomputed per group could not be.
+#[test]
+fn count_if_is_counted() {
+    for q in [
+        "SELECT g, count_if(v > 2) AS big, count(*) AS n FROM t GROUP BY g",
+        "SELECT count_if(k = 3 OR v IS NULL) AS c FROM t",
+        "SELECT g, count_if(v > 1) FILTER (WHERE k < 5) AS c FROM t GROUP BY g HAVING count_if(v > 0) > 0",
+        "SELECT k, v FROM t WHERE k IN (SELECT k FROM t GROUP BY k HAVING count_if(v > 0) > 1)",
+    ] {
+        shape(q);
+    }
+}
+
 /// An uncorrelated scalar subquery over an ungrouped aggregate has one row: the block reads it
 /// as a derived table, maintained like any aggregate read as a relation.
 #[test]

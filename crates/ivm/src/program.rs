@@ -461,6 +461,16 @@ mod tests {
     }
 
     #[test]
+    fn count_if_is_combined_not_recomputed() {
+        let plan = view("SELECT g, count_if(v > 1) FROM t GROUP BY g", 2);
+        let p = incremental(&plan, &[true], None);
+        assert_eq!(
+            shape(&p.steps),
+            ["merge the change per group into the storage", ADVANCE]
+        );
+    }
+
+    #[test]
     fn extremes_recompute_only_flagged_groups() {
         let plan = view("SELECT g, min(v) FROM t GROUP BY g", 2);
         let p = incremental(&plan, &[true], None);

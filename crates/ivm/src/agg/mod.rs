@@ -15,6 +15,7 @@
 
 mod boolean;
 mod count;
+mod count_if;
 mod count_star;
 mod distinct;
 mod extreme;
@@ -38,6 +39,7 @@ pub enum AggKind {
     Max,
     BoolAnd,
     BoolOr,
+    CountIf,
     /// Any other deterministic aggregate, kept as its whole call (`AggFn::call`).
     Whole,
 }
@@ -148,6 +150,7 @@ pub fn of(f: &AggFn) -> &'static dyn Aggregator {
         // Whether some or every value is true does not depend on duplicates.
         (AggKind::BoolAnd, _) => &boolean::AND,
         (AggKind::BoolOr, _) => &boolean::OR,
+        (AggKind::CountIf, _) => &count_if::CountIf,
         (AggKind::Whole, _) => &whole::Whole,
     }
 }
@@ -163,6 +166,7 @@ pub const SUPPORTED: &[(&str, AggKind, bool)] = &[
     ("max", AggKind::Max, true),
     ("bool_and", AggKind::BoolAnd, true),
     ("bool_or", AggKind::BoolOr, true),
+    ("count_if", AggKind::CountIf, false),
 ];
 
 /// The kind a function name calls, and whether DISTINCT is maintained for it.

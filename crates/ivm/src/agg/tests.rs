@@ -25,8 +25,10 @@ impl V {
             _ => None,
         }
     }
+    /// As a condition: integers read as booleans, non-zero true (the generated arguments are
+    /// integers; `count_if` reads them as conditions).
     fn truth(self) -> bool {
-        self == V::Bool(true)
+        matches!(self, V::Bool(true)) || matches!(self, V::Int(i) if i != 0)
     }
 }
 
@@ -136,6 +138,7 @@ fn aggregate(e: &Expr, rows: &[Row]) -> V {
     let nums = vals.iter().map(|v| v.num().unwrap());
     match *name {
         "count" => V::Int(vals.len() as i64),
+        "count_if" => V::Int(vals.iter().filter(|v| v.truth()).count() as i64),
         _ if vals.is_empty() => V::Null,
         "sum" => V::Int(nums.sum::<f64>() as i64),
         "avg" => V::Real(nums.sum::<f64>() / vals.len() as f64),
@@ -312,6 +315,7 @@ fn counts_sums_and_averages_combine_without_recompute() {
         AggKind::Count,
         AggKind::Sum,
         AggKind::Avg,
+        AggKind::CountIf,
     ] {
         let f = agg(kind);
         assert!(of(&f).recompute_when(1, "s", "d").is_none(), "{kind:?}");
@@ -343,6 +347,7 @@ fn state_columns_of_stored_kinds_keep_their_names() {
     assert_eq!(names(AggKind::Count), ["n_1"]);
     assert_eq!(names(AggKind::Sum), ["s_1", "n_1"]);
     assert_eq!(names(AggKind::Avg), ["s_1", "n_1"]);
+    assert_eq!(names(AggKind::CountIf), ["t_1"]);
     assert_eq!(names(AggKind::Min), ["m_1"]);
     let f = agg(AggKind::Max);
     let change: Vec<String> = of(&f)

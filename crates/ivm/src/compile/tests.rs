@@ -20,6 +20,7 @@ impl Sql for Fake {
                 ("min", "true"),
                 ("max", "true"),
                 ("avg", "true"),
+                ("count_if", "true"),
             ];
             let mut rows: Vec<_> = f.iter().map(|(a, b)| vec![s(a), s(b)]).collect();
             rows.push(vec![s("string_agg"), s("true")]);
