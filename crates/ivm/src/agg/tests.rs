@@ -138,8 +138,8 @@ fn aggregate(e: &Expr, rows: &[Row]) -> V {
     let nums = vals.iter().map(|v| v.num().unwrap());
     match *name {
         "count" => V::Int(vals.len() as i64),
-        "count_if" => V::Int(vals.iter().filter(|v| v.truth()).count() as i64),
         _ if vals.is_empty() => V::Null,
+        "count_if" => V::Int(vals.iter().filter(|v| v.truth()).count() as i64),
         "sum" => V::Int(nums.sum::<f64>() as i64),
         "avg" => V::Real(nums.sum::<f64>() / vals.len() as f64),
         "min" => vals
@@ -347,7 +347,7 @@ fn state_columns_of_stored_kinds_keep_their_names() {
     assert_eq!(names(AggKind::Count), ["n_1"]);
     assert_eq!(names(AggKind::Sum), ["s_1", "n_1"]);
     assert_eq!(names(AggKind::Avg), ["s_1", "n_1"]);
-    assert_eq!(names(AggKind::CountIf), ["t_1"]);
+    assert_eq!(names(AggKind::CountIf), ["t_1", "n_1"]);
     assert_eq!(names(AggKind::Min), ["m_1"]);
     let f = agg(AggKind::Max);
     let change: Vec<String> = of(&f)
