@@ -1,15 +1,24 @@
 //! The cost of capturing a change: the same DML on a table that 0, 1, 10 and 40 materialized
 //! views read against an identical table no view reads, side by side in one run. With one change
-//! log per table the cost must not grow with the number of views.
+//! log per table the cost must not grow with the number of views. A third identical table has
+//! a bare DuckDB trigger of the same shape as capture's (each statement's rows copied to a log
+//! table, with a constant for the position): the floor of trigger capture, what DuckDB itself
+//! charges a write for the trigger. `duckmv-bench --capture` runs this measurement alone.
 
 use tokio_postgres::Client;
 
+use crate::cli::Args;
 use crate::error::BenchError;
-use crate::measure::{exec, timed};
+use crate::measure::{connect, exec, timed};
 use crate::stats::{median, ms, ratio};
 
 pub const TRACKED: &str = "bench_cap_tracked";
 pub const PLAIN: &str = "bench_cap_plain";
+/// The table with a bare trigger, and the table its trigger writes.
+pub const BARE: &str = "bench_cap_bare";
+const BARE_LOG: &str = "bench_cap_bare_log";
+/// Rows of the bulk insert when the capture cost is measured alone.
+const BULK_ROWS: u64 = 100_000;
 /// Views over the tracked table are called `bench_cap_view_<i>`.
 pub const VIEW_PREFIX: &str = "bench_cap_view_";
 /// Numbers of views over the tracked table, measured in this order.
@@ -27,6 +36,11 @@ pub struct CapturePoint {
     pub plain_ms: Vec<f64>,
     pub tracked_ms: Vec<f64>,
     pub ratio: Option<f64>,
+    /// The same statement on the table with a bare trigger, and its ratio to the plain table.
+    #[serde(default)]
+    pub bare_ms: Vec<f64>,
+    #[serde(default)]
+    pub bare_ratio: Option<f64>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -51,10 +65,42 @@ pub fn setup_sql() -> Vec<String> {
     sql.extend([
         format!("DROP TABLE IF EXISTS {TRACKED}"),
         format!("DROP TABLE IF EXISTS {PLAIN}"),
+        format!("DROP TABLE IF EXISTS {BARE}"),
+        format!("DROP TABLE IF EXISTS {BARE_LOG}"),
         format!("CREATE TABLE {TRACKED} {cols}"),
         format!("CREATE TABLE {PLAIN} {cols}"),
+        format!("CREATE TABLE {BARE} {cols}"),
+        format!(
+            "CREATE TABLE {BARE_LOG} (id BIGINT, grp INTEGER, amount DECIMAL(15,2), \
+             note VARCHAR, mult BIGINT, pos BIGINT)"
+        ),
     ]);
+    sql.extend(bare_trigger_sql());
     sql
+}
+
+/// Triggers on [`BARE`] shaped like capture's: one statement per write copying the transition
+/// table's rows with a sign and a constant position.
+fn bare_trigger_sql() -> Vec<String> {
+    let rows = |from: &str, sign: i64| format!("SELECT *, {sign}, 0 FROM {from}");
+    vec![
+        format!(
+            "CREATE TRIGGER {BARE}_ins AFTER INSERT ON {BARE} REFERENCING NEW TABLE AS n \
+             FOR EACH STATEMENT INSERT INTO {BARE_LOG} {}",
+            rows("n", 1)
+        ),
+        format!(
+            "CREATE TRIGGER {BARE}_del AFTER DELETE ON {BARE} REFERENCING OLD TABLE AS o \
+             FOR EACH STATEMENT INSERT INTO {BARE_LOG} {}",
+            rows("o", -1)
+        ),
+        format!(
+            "CREATE TRIGGER {BARE}_upd AFTER UPDATE ON {BARE} REFERENCING OLD TABLE AS o \
+             NEW TABLE AS n FOR EACH STATEMENT INSERT INTO {BARE_LOG} {} UNION ALL {}",
+            rows("o", -1),
+            rows("n", 1)
+        ),
+    ]
 }
 
 pub fn view_name(i: usize) -> String {
@@ -159,52 +205,59 @@ async fn measure_at(
             plain_ms: vec![],
             tracked_ms: vec![],
             ratio: None,
+            bare_ms: vec![],
+            bare_ratio: None,
         })
         .collect();
     for rep in 0..reps {
         reset(client, views).await?;
-        // Alternate which table goes first so neither always runs on a warmer cache.
-        let order = if rep % 2 == 0 {
-            [PLAIN, TRACKED]
-        } else {
-            [TRACKED, PLAIN]
-        };
-        for table in order {
-            let mut sample = vec![ms(timed(
-                client,
-                &bulk_insert_sql(table, bulk_rows, rep as u64),
-            )
-            .await?)];
-            let singles: [&SingleRow<'_>; 3] = [
-                &|t, n| single_insert_sql(t, bulk_rows + n),
-                &single_update_sql,
-                &|t, n| single_delete_sql(t, bulk_rows + n),
-            ];
-            for make in singles {
-                let mut total = 0.0;
-                for n in 0..SINGLE_ROWS {
-                    total += ms(timed(client, &make(table, n)).await?);
+        // Rotate which table goes first so none always runs on a warmer cache; single-row
+        // statements take turns one by one, so a slow stretch (a checkpoint, a slow fsync)
+        // lands on every table alike.
+        let mut order = [PLAIN, TRACKED, BARE];
+        order.rotate_left(rep % 3);
+        let mut samples = [[0.0; 4]; 3];
+        for (t, table) in order.iter().enumerate() {
+            // From an empty WAL, so DuckDB's automatic checkpoint (every 16 MB of WAL) does not
+            // land inside one table's sample and not another's; a server whose user may not
+            // CHECKPOINT is measured without.
+            let _ = exec(client, "CHECKPOINT").await;
+            samples[t][0] =
+                ms(timed(client, &bulk_insert_sql(table, bulk_rows, rep as u64)).await?);
+        }
+        let singles: [&SingleRow<'_>; 3] = [
+            &|t, n| single_insert_sql(t, bulk_rows + n),
+            &single_update_sql,
+            &|t, n| single_delete_sql(t, bulk_rows + n),
+        ];
+        for (k, make) in singles.iter().enumerate() {
+            for n in 0..SINGLE_ROWS {
+                for (t, table) in order.iter().enumerate() {
+                    samples[t][k + 1] += ms(timed(client, &make(table, n)).await?);
                 }
-                sample.push(total);
             }
+        }
+        for (table, sample) in order.iter().zip(samples) {
             for (p, d) in points.iter_mut().zip(sample) {
-                if table == PLAIN {
-                    p.plain_ms.push(d);
-                } else {
-                    p.tracked_ms.push(d);
+                match *table {
+                    PLAIN => p.plain_ms.push(d),
+                    BARE => p.bare_ms.push(d),
+                    _ => p.tracked_ms.push(d),
                 }
             }
         }
     }
     for p in &mut points {
         p.ratio = ratio(median(&p.tracked_ms), median(&p.plain_ms));
+        p.bare_ratio = ratio(median(&p.bare_ms), median(&p.plain_ms));
     }
     Ok(points)
 }
 
 async fn reset(client: &Client, views: usize) -> Result<(), BenchError> {
-    exec(client, &format!("DELETE FROM {PLAIN}")).await?;
-    exec(client, &format!("DELETE FROM {TRACKED}")).await?;
+    for t in [PLAIN, TRACKED, BARE, BARE_LOG] {
+        exec(client, &format!("DELETE FROM {t}")).await?;
+    }
     for i in 0..views {
         exec(
             client,
@@ -213,6 +266,62 @@ async fn reset(client: &Client, views: usize) -> Result<(), BenchError> {
         .await?;
     }
     Ok(())
+}
+
+/// `duckmv-bench --capture`: this measurement alone, `--reps` samples, printed as a table.
+pub async fn main(args: Args) -> Result<bool, BenchError> {
+    let (dsn, server) = crate::server::target(args.dsn.as_deref(), args.server_bin.as_deref())?;
+    let outcome = async {
+        let client = connect(&dsn).await?;
+        measure(&client, BULK_ROWS, args.reps.max(1)).await
+    }
+    .await;
+    if let Some(mut s) = server {
+        if let Err(e) = s.stop() {
+            eprintln!("duckmv-bench: warning: {e}");
+        }
+        if outcome.is_err() {
+            eprintln!("[server] last log lines:\n{}", s.log_tail());
+        }
+    }
+    let cost = outcome?;
+    println!("{}", markdown(&cost));
+    Ok(cost.error.is_none())
+}
+
+/// Per statement, the ratio to the plain table at each number of views, then the bare trigger's
+/// (median over every sample, whatever the views).
+pub fn markdown(c: &CaptureCost) -> String {
+    let fmt = |r: Option<f64>| r.map_or("–".to_string(), |r| format!("{r:.2}×"));
+    let mut s = String::from("| statement |");
+    for n in VIEW_COUNTS {
+        s.push_str(&format!(" {n} views |"));
+    }
+    s.push_str(" bare trigger | plain ms |\n|---|");
+    s.push_str(&"---:|".repeat(VIEW_COUNTS.len() + 2));
+    s.push('\n');
+    for what in STATEMENTS {
+        let at: Vec<&CapturePoint> = c.points.iter().filter(|p| p.statement == what).collect();
+        let label = if what.starts_with("bulk") {
+            format!("{what}, {} rows", c.bulk_rows)
+        } else {
+            format!("{} single-row {what}s", c.single_rows)
+        };
+        s.push_str(&format!("| {label} |"));
+        for n in VIEW_COUNTS {
+            let r = at.iter().find(|p| p.views == n).and_then(|p| p.ratio);
+            s.push_str(&format!(" {} |", fmt(r)));
+        }
+        let bare: Vec<f64> = at.iter().flat_map(|p| p.bare_ms.clone()).collect();
+        let plain: Vec<f64> = at.iter().flat_map(|p| p.plain_ms.clone()).collect();
+        let (b, p) = (median(&bare), median(&plain));
+        let plain_ms = p.map_or("–".to_string(), |p| format!("{p:.1}"));
+        s.push_str(&format!(" {} | {plain_ms} |\n", fmt(ratio(b, p))));
+    }
+    if let Some(e) = &c.error {
+        s.push_str(&format!("\nNot measured past: {e}\n"));
+    }
+    s
 }
 
 #[cfg(test)]

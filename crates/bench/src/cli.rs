@@ -83,6 +83,12 @@ pub struct Args {
     #[arg(long)]
     pub policies: bool,
 
+    /// Measure only the cost of capture (issue 17): writes on a table 0, 1, 10 and 40 views
+    /// read, and on a table with a bare trigger, against the same statements on a table no
+    /// view reads (`--reps` samples each).
+    #[arg(long)]
+    pub capture: bool,
+
     /// Where `--tpch` writes its figures as JSON.
     #[arg(long, default_value = "bench/tpch.json")]
     pub tpch_out: PathBuf,

@@ -34,6 +34,8 @@ async fn main() {
     let args = cli::Args::parse();
     let outcome = if args.seed_joins {
         seed::main(args).await
+    } else if args.capture {
+        capture::main(args).await
     } else if args.policies {
         policies::main(args).await
     } else if args.tpch {

@@ -43,6 +43,10 @@ impl Server {
             .arg("127.0.0.1:0")
             .arg("--database")
             .arg(&db)
+            // The benchmark's user may CHECKPOINT (the capture measurement starts its bulk
+            // samples from an empty WAL).
+            .arg("--superuser")
+            .arg("bench")
             .env_remove("DUCKMV_LISTEN")
             .env_remove("DUCKMV_DATABASE")
             .env("NO_COLOR", "1")
