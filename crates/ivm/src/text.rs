@@ -45,22 +45,7 @@ pub fn split_name(name: &str) -> (String, String) {
 
 /// [`split_name`] keeping a three-part name's first part, the attached database.
 pub fn split_qualified(name: &str) -> (Option<String>, String, String) {
-    let mut parts = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut chars = name.trim().chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' if quoted && chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            '"' => quoted = !quoted,
-            '.' if !quoted => parts.push(std::mem::take(&mut cur)),
-            _ => cur.push(c),
-        }
-    }
-    parts.push(cur);
+    let mut parts = crate::ir::Name::of(name).0;
     let name = parts.pop().unwrap_or_default();
     let schema = parts.pop().unwrap_or_else(|| "main".to_string());
     (parts.pop(), schema, name)

@@ -10,8 +10,8 @@ use std::collections::HashSet;
 
 use sqlparser::ast::helpers::attached_token::AttachedToken;
 use sqlparser::ast::{
-    Cte, Expr, GroupByExpr, Ident, Query, Select, SelectFlavor, SelectItem, SetExpr, TableAlias,
-    TableFactor, TableWithJoins, Value, With,
+    Cte, Expr, Ident, Query, Select, SelectItem, SetExpr, TableAlias, TableFactor, TableWithJoins,
+    Value, With,
 };
 
 use super::Scope;
@@ -126,32 +126,7 @@ fn cte(name: &str, q: &Query) -> Cte {
 }
 
 fn select(projection: Vec<SelectItem>, from: &[TableWithJoins], selection: Option<Expr>) -> Select {
-    Select {
-        select_token: AttachedToken::empty(),
-        optimizer_hints: Vec::new(),
-        distinct: None,
-        select_modifiers: None,
-        top: None,
-        top_before_distinct: false,
-        projection,
-        exclude: None,
-        into: None,
-        from: from.to_vec(),
-        lateral_views: Vec::new(),
-        prewhere: None,
-        selection,
-        connect_by: Vec::new(),
-        group_by: GroupByExpr::Expressions(Vec::new(), Vec::new()),
-        cluster_by: Vec::new(),
-        distribute_by: Vec::new(),
-        sort_by: Vec::new(),
-        having: None,
-        named_window: Vec::new(),
-        qualify: None,
-        window_before_qualify: false,
-        value_table_mode: None,
-        flavor: SelectFlavor::Standard,
-    }
+    crate::ir::ast_select(projection, from.to_vec(), selection)
 }
 
 #[cfg(test)]

@@ -208,38 +208,22 @@ impl From {
 
     fn to_ast(&self) -> TableFactor {
         match self {
-            From::Call { name, args, alias } => TableFactor::Table {
-                name: ObjectName(vec![ObjectNamePart::Identifier(ast::Ident::new(*name))]),
-                alias: alias.as_ref().map(|(a, c)| table_alias(a, c)),
-                args: Some(ast::TableFunctionArgs {
+            From::Call { name, args, alias } => table_factor(
+                ObjectName(vec![ObjectNamePart::Identifier(ast::Ident::new(*name))]),
+                alias.as_ref().map(|(a, c)| table_alias(a, c)),
+                Some(ast::TableFunctionArgs {
                     args: args
                         .iter()
                         .map(|a| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(a.to_ast())))
                         .collect(),
                     settings: None,
                 }),
-                with_hints: Vec::new(),
-                version: None,
-                with_ordinality: false,
-                partitions: Vec::new(),
-                json_path: None,
-                sample: None,
-                index_directives: Vec::new(),
-                inheritance: None,
-            },
-            From::Table { name, alias } => TableFactor::Table {
-                name: name.to_ast(),
-                alias: alias.as_deref().map(|a| table_alias(a, &[])),
-                args: None,
-                with_hints: Vec::new(),
-                version: None,
-                with_ordinality: false,
-                partitions: Vec::new(),
-                json_path: None,
-                sample: None,
-                index_directives: Vec::new(),
-                inheritance: None,
-            },
+            ),
+            From::Table { name, alias } => table_factor(
+                name.to_ast(),
+                alias.as_deref().map(|a| table_alias(a, &[])),
+                None,
+            ),
             From::Query {
                 query,
                 alias,
@@ -312,6 +296,27 @@ impl From {
     }
 }
 
+/// A named relation or table function in FROM.
+fn table_factor(
+    name: ObjectName,
+    alias: Option<TableAlias>,
+    args: Option<ast::TableFunctionArgs>,
+) -> TableFactor {
+    TableFactor::Table {
+        name,
+        alias,
+        args,
+        with_hints: Vec::new(),
+        version: None,
+        with_ordinality: false,
+        partitions: Vec::new(),
+        json_path: None,
+        sample: None,
+        index_directives: Vec::new(),
+        inheritance: None,
+    }
+}
+
 fn table_alias(name: &str, columns: &[String]) -> TableAlias {
     TableAlias {
         explicit: true,
@@ -363,28 +368,16 @@ impl Select {
             })
             .collect();
         let conj = |c: &[Expr]| (!c.is_empty()).then(|| all(c.iter().cloned()).to_ast());
+        let from = self
+            .from
+            .iter()
+            .map(|f| TableWithJoins {
+                relation: f.to_ast(),
+                joins: Vec::new(),
+            })
+            .collect();
         ast::Select {
-            select_token: AttachedToken::empty(),
-            optimizer_hints: Vec::new(),
             distinct: self.distinct.then_some(ast::Distinct::Distinct),
-            select_modifiers: None,
-            top: None,
-            top_before_distinct: false,
-            projection,
-            exclude: None,
-            into: None,
-            from: self
-                .from
-                .iter()
-                .map(|f| TableWithJoins {
-                    relation: f.to_ast(),
-                    joins: Vec::new(),
-                })
-                .collect(),
-            lateral_views: Vec::new(),
-            prewhere: None,
-            selection: conj(&self.filter),
-            connect_by: Vec::new(),
             group_by: match &self.group_by {
                 GroupBy::None => GroupByExpr::Expressions(Vec::new(), Vec::new()),
                 GroupBy::Exprs(keys) => {
@@ -392,16 +385,45 @@ impl Select {
                 }
                 GroupBy::All => GroupByExpr::All(Vec::new()),
             },
-            cluster_by: Vec::new(),
-            distribute_by: Vec::new(),
-            sort_by: Vec::new(),
             having: conj(&self.having),
-            named_window: Vec::new(),
             qualify: self.qualify.as_ref().map(Expr::to_ast),
-            window_before_qualify: false,
-            value_table_mode: None,
-            flavor: SelectFlavor::Standard,
+            ..ast_select(projection, from, conj(&self.filter))
         }
+    }
+}
+
+/// `SELECT projection FROM from [WHERE selection]` as a `sqlparser` AST, every other clause
+/// empty: the one place that spells out the AST's many fields.
+pub fn ast_select(
+    projection: Vec<SelectItem>,
+    from: Vec<TableWithJoins>,
+    selection: Option<ast::Expr>,
+) -> ast::Select {
+    ast::Select {
+        select_token: AttachedToken::empty(),
+        optimizer_hints: Vec::new(),
+        distinct: None,
+        select_modifiers: None,
+        top: None,
+        top_before_distinct: false,
+        projection,
+        exclude: None,
+        into: None,
+        from,
+        lateral_views: Vec::new(),
+        prewhere: None,
+        selection,
+        connect_by: Vec::new(),
+        group_by: GroupByExpr::Expressions(Vec::new(), Vec::new()),
+        cluster_by: Vec::new(),
+        distribute_by: Vec::new(),
+        sort_by: Vec::new(),
+        having: None,
+        named_window: Vec::new(),
+        qualify: None,
+        window_before_qualify: false,
+        value_table_mode: None,
+        flavor: SelectFlavor::Standard,
     }
 }
 
