@@ -10,6 +10,7 @@
 //! done on the user's syntax first (`column_lists`, `filter`, `select_tests`) have their own
 //! files.
 
+use reasons::Why;
 use std::collections::{BTreeSet, HashSet};
 use std::ops::ControlFlow;
 
@@ -27,6 +28,7 @@ mod joins;
 mod lift;
 mod probe;
 mod query;
+pub mod reasons;
 mod resolve;
 mod scalar;
 mod select_tests;
@@ -93,12 +95,12 @@ pub fn compile(
         )?;
         return Ok(Compiled {
             plan,
-            full_reason: Some("syntax duckmv cannot analyse".into()),
+            full_reason: Some(Why::SyntaxNotAnalysed.into()),
         });
     };
     let mut an = Analyzer::new(db, id)?;
     let shape = match support::reserved_name(&q) {
-        Some(name) => full(format!("the name {name}, which duckmv reserves")),
+        Some(name) => full(Why::ReservedName.with(name)),
         None => an.top(&q, columns.len()),
     };
     match shape {

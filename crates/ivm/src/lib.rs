@@ -36,6 +36,7 @@ mod view_cache;
 mod views_view;
 
 pub use alter::{alter_table, ColumnChange};
+pub use compile::reasons;
 pub use error::IvmError;
 pub use mode::RefreshMode;
 pub use policy::{RefreshPolicy, ViewPolicy};

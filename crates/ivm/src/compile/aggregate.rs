@@ -2,6 +2,7 @@
 //! arguments `_a<j>`), each aggregate call classified by `agg`, and the select list and
 //! HAVING rewritten over the storage's state columns.
 
+use super::reasons::Why;
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
@@ -52,7 +53,7 @@ impl Analyzer<'_> {
         }
         self.check_select(s)?;
         if s.distinct.is_some() {
-            return full("DISTINCT with aggregates");
+            return full(Why::DistinctWithAggregates);
         }
         let Some(copies) = select_tests::copies(s)? else {
             return self.aggregate_block(s, scope, keep);
@@ -72,7 +73,7 @@ impl Analyzer<'_> {
                     if format!("{:?}", (f.groups, &f.aggs, &f.output, &f.having))
                         == format!("{:?}", (a.groups, &a.aggs, &a.output, &a.having))
                         && f.input.names == a.input.names => {}
-                Some(_) => return full("EXISTS/IN in aggregates whose copies differ"),
+                Some(_) => return full(Why::ExistenceInDifferingAggregates),
             }
         }
         let mut a = first.expect("at least two copies");
@@ -95,7 +96,7 @@ impl Analyzer<'_> {
         for item in &s.projection {
             let e = match item {
                 SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e,
-                _ => return full("* in an aggregate query"),
+                _ => return full(Why::StarInAnAggregateQuery),
             };
             outputs.push(UserExpr::new(self.rewrite_over_state(e, &keys, &mut col)?));
         }
@@ -124,12 +125,12 @@ impl Analyzer<'_> {
         let group_exprs: Vec<Expr> = match &s.group_by {
             GroupByExpr::Expressions(e, mods) if mods.is_empty() => e.clone(),
             GroupByExpr::All(mods) if mods.is_empty() => self.group_by_all(s)?,
-            _ => return full("GROUP BY modifiers"),
+            _ => return full(Why::GroupByModifiers),
         };
         let mut groups: Vec<Expr> = Vec::new();
         for g in &group_exprs {
             if matches!(g, Expr::GroupingSets(_) | Expr::Cube(_) | Expr::Rollup(_)) {
-                return full("GROUPING SETS / CUBE / ROLLUP");
+                return full(Why::GroupingSetsCubeRollup);
             }
             self.check_expr(g, false)?;
             let resolved = match g {
@@ -187,7 +188,7 @@ impl Analyzer<'_> {
             _ => {}
         }));
         if stray {
-            return full("an expression over grouped columns that is not a GROUP BY key");
+            return full(Why::NonKeyOverGroups);
         }
         // The placeholders become each aggregate's value over its state columns.
         let values: Vec<Expr> = col
@@ -269,7 +270,7 @@ impl StateRewriter<'_, '_> {
                     }
                 }));
                 if nested {
-                    return Err("a nested aggregate".into());
+                    return Err(Why::NestedAggregate.into());
                 }
                 (kind, Some(e.clone()))
             }
@@ -278,7 +279,7 @@ impl StateRewriter<'_, '_> {
         let (kind, arg) = match &f.filter {
             None => (kind, arg),
             Some(cond) => filter::filtered(kind, arg, cond)
-                .ok_or_else(|| format!("{name}() with a FILTER that tests a subquery"))?,
+                .ok_or_else(|| Why::FilterTestsSubquery.with(&name))?,
         };
         let text = arg.as_ref().map(Expr::to_string).unwrap_or_default();
         let key = format!("{kind:?}:{distinct}:{text}");

@@ -10,6 +10,7 @@
 //! item itself (`SELECT k … GROUP BY k` listed as `k`). Items under `*` have no position to
 //! rename; those cases stay whole.
 
+use super::reasons::Why;
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
@@ -19,7 +20,7 @@ use sqlparser::ast::{
 /// `q` with its output columns named `names` (a prefix of its columns), or why not.
 pub fn rename(q: &Query, names: &[TableAliasColumnDef]) -> Result<Query, String> {
     if names.iter().any(|c| c.data_type.is_some()) {
-        return Err("a column list with types".into());
+        return Err(Why::ColumnListWithTypes.into());
     }
     let mut q = q.clone();
     let select = first_select(&mut q.body)
@@ -43,7 +44,7 @@ fn first_select(body: &mut SetExpr) -> Option<&mut Select> {
 
 fn rename_items(select: &mut Select, names: &[&Ident]) -> Result<(), String> {
     if names.len() > select.projection.len() {
-        return Err("a column list longer than its subquery's columns".into());
+        return Err(Why::ColumnListTooLong.into());
     }
     let used = names_used(select);
     let uses = |n: &str| used.iter().any(|u| u.eq_ignore_ascii_case(n));
@@ -51,7 +52,7 @@ fn rename_items(select: &mut Select, names: &[&Ident]) -> Result<(), String> {
         let (expr, old_alias) = match item {
             SelectItem::UnnamedExpr(e) => (e.clone(), None),
             SelectItem::ExprWithAlias { expr, alias } => (expr.clone(), Some(alias.value.clone())),
-            _ => return Err("a column list over `*`".into()),
+            _ => return Err(Why::ColumnListOverStar.into()),
         };
         let current = old_alias.clone().or_else(|| match &expr {
             Expr::Identifier(i) => Some(i.value.clone()),
@@ -64,10 +65,7 @@ fn rename_items(select: &mut Select, names: &[&Ident]) -> Result<(), String> {
             continue;
         }
         if uses(&new.value) || old_alias.as_deref().is_some_and(uses) {
-            return Err(format!(
-                "a column list renaming {} to a name its subquery uses",
-                expr
-            ));
+            return Err(Why::ColumnListRenamesToUsedName.with(&expr));
         }
         *item = SelectItem::ExprWithAlias {
             expr,

@@ -2,6 +2,7 @@
 //! conjuncts of WHERE become existence filters of the block; tests under AND/OR/NOT or inside
 //! other expressions become guards, whose holes stand for the tests (see `semi`).
 
+use super::reasons::Why;
 use sqlparser::ast::helpers::attached_token::AttachedToken;
 use sqlparser::ast::{
     BinaryOperator, CaseWhen, Expr, InTarget, Query, Select, SelectItem, SetExpr, UnaryOperator,
@@ -219,7 +220,7 @@ impl Analyzer<'_> {
     ) -> R<Exists> {
         let inner_scope = self.query_scope(q, scope)?;
         let SetExpr::Select(s) = q.body.as_ref() else {
-            return full("a set operation inside EXISTS/IN");
+            return full(Why::SetOperationInExistence);
         };
         let rewritten = self.scalar_subqueries(s, &inner_scope)?;
         let s = rewritten.as_ref().unwrap_or(s);
@@ -257,7 +258,7 @@ impl Analyzer<'_> {
         };
         if let Some(x) = lhs {
             let Some(y) = y else {
-                return full("IN over a subquery without exactly one column");
+                return full(Why::InSubqueryNotOneColumn);
             };
             self.check_expr(x, false)?;
             let (x, named) = qualify(x, outer)?;
@@ -265,7 +266,7 @@ impl Analyzer<'_> {
                 .iter()
                 .any(|it| named.contains(&it.alias.trim_matches('"').to_lowercase()))
             {
-                return full("IN over a subquery that reuses its left operand's table name (alias one of them)");
+                return full(Why::InSubqueryReusesTableName);
             }
             // In a WHERE conjunct, unknown counts as false: `x IN S` holds iff some y = x;
             // `x NOT IN S` holds iff no y equals x or is NULL, and x is not NULL (or S is empty).
@@ -300,7 +301,7 @@ impl Analyzer<'_> {
     fn nest(&mut self, s: &Select, mut from: BlockFrom, scope: &Scope) -> R<BlockFrom> {
         let probe = super::probe::Probe::new(scope);
         if from.items.len() != s.from.len() {
-            return full("a nested EXISTS/IN over a join");
+            return full(Why::NestedExistenceOverJoin);
         }
         let conjuncts = s
             .selection
@@ -323,14 +324,14 @@ impl Analyzer<'_> {
         };
         let Some(i) = s.from.iter().position(&mut alone) else {
             return full(if s.from.len() == 1 {
-                "a nested EXISTS/IN that refers to an outer query"
+                Why::NestedExistenceOuter
             } else {
-                "a nested EXISTS/IN over a join"
+                Why::NestedExistenceOverJoin
             });
         };
         let item = from.items[i].clone();
         if matches!(item.from, ItemFrom::Tree(_)) {
-            return full("a nested EXISTS/IN over a join");
+            return full(Why::NestedExistenceOverJoin);
         }
         let alias = item.alias.clone();
         let columns = from.columns[i].clone();
@@ -467,7 +468,7 @@ fn qualify(x: &Expr, outer: &BlockFrom) -> R<(Expr, Vec<String>)> {
     };
     let _ = VisitMut::visit(&mut x, &mut q);
     if q.unresolved {
-        return full("an IN operand duckmv cannot resolve");
+        return full(Why::UnresolvedInOperand);
     }
     Ok((x, q.aliases))
 }

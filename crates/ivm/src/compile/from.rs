@@ -1,6 +1,7 @@
 //! A select-project-join block: its FROM items (tables, views, CTEs, derived tables, inner
 //! joins), its WHERE, and its select list with `*` expanded.
 
+use super::reasons::Why;
 use sqlparser::ast::{
     Expr, Ident, JoinConstraint, JoinOperator, Select, SelectItem, SelectItemQualifiedWildcardKind,
     TableFactor,
@@ -15,13 +16,13 @@ use super::{
 };
 
 /// Joins wider than this are recomputed.
-const MAX_JOIN_INPUTS: usize = 8;
+pub(super) const MAX_JOIN_INPUTS: usize = 8;
 
 impl Analyzer<'_> {
     /// FROM and WHERE of a block: inner/cross joins of tables, views and subqueries.
     pub(super) fn from(&mut self, s: &Select, scope: &Scope) -> R<BlockFrom> {
         if s.from.is_empty() {
-            return full("a query without FROM");
+            return full(Why::QueryWithoutFrom);
         }
         let mut out = BlockFrom::default();
         let mut preds: Vec<Expr> = Vec::new();
@@ -36,19 +37,8 @@ impl Analyzer<'_> {
                 let constraint = match &j.join_operator {
                     JoinOperator::Join(c) | JoinOperator::Inner(c) => c,
                     JoinOperator::CrossJoin(c) => c,
-                    JoinOperator::Left(_) | JoinOperator::LeftOuter(_) => return full("LEFT JOIN"),
-                    JoinOperator::Right(_) | JoinOperator::RightOuter(_) => {
-                        return full("RIGHT JOIN")
-                    }
-                    JoinOperator::FullOuter(_) => return full("FULL JOIN"),
-                    JoinOperator::Semi(_)
-                    | JoinOperator::LeftSemi(_)
-                    | JoinOperator::RightSemi(_) => return full("SEMI JOIN"),
-                    JoinOperator::Anti(_)
-                    | JoinOperator::LeftAnti(_)
-                    | JoinOperator::RightAnti(_) => return full("ANTI JOIN"),
-                    JoinOperator::AsOf { .. } => return full("ASOF JOIN"),
-                    _ => return full("this kind of join"),
+                    // Outer, semi and anti joins took the chain above.
+                    _ => return full(Why::ThisKindOfJoin),
                 };
                 match constraint {
                     JoinConstraint::On(e) => {
@@ -56,8 +46,8 @@ impl Analyzer<'_> {
                         preds.push(e.clone());
                     }
                     JoinConstraint::None => {}
-                    JoinConstraint::Natural => return full("NATURAL JOIN"),
-                    _ => return full("JOIN ... USING"),
+                    JoinConstraint::Natural => return full(Why::NaturalJoin),
+                    _ => return full(Why::JoinUsing),
                 }
                 self.factor(&j.relation, scope, &mut out)?;
             }
@@ -67,7 +57,7 @@ impl Analyzer<'_> {
             }
         }
         if out.items.len() > MAX_JOIN_INPUTS {
-            return full(format!("a join of more than {MAX_JOIN_INPUTS} relations"));
+            return full(Why::JoinTooWide);
         }
         if out.items.len() > 1 {
             self.features.insert("inner join");
@@ -91,7 +81,7 @@ impl Analyzer<'_> {
                 ..
             } if with_hints.is_empty() => {
                 if alias.as_ref().is_some_and(|a| !a.columns.is_empty()) {
-                    return full("a table alias with a column list");
+                    return full(Why::TableAliasColumnList);
                 }
                 let parts = name_parts(name);
                 let alias_name = alias
@@ -143,24 +133,22 @@ impl Analyzer<'_> {
                 out.columns.push(cols);
                 Ok(())
             }
-            TableFactor::Derived { lateral: true, .. } => full("LATERAL"),
-            TableFactor::NestedJoin { .. } => full("a parenthesized join"),
+            TableFactor::Derived { lateral: true, .. } => full(Why::Lateral),
+            TableFactor::NestedJoin { .. } => full(Why::ParenthesizedJoin),
             TableFactor::Table { args: Some(_), .. }
             | TableFactor::Function { .. }
-            | TableFactor::TableFunction { .. } => full("a table function"),
-            _ => full("this kind of FROM item"),
+            | TableFactor::TableFunction { .. } => full(Why::TableFunction),
+            _ => full(Why::ThisKindOfFromItem),
         }
     }
 
     /// The source a table name reads, registered once per view with its own delta name.
     fn source(&mut self, name: &sqlparser::ast::ObjectName, parts: &[String]) -> R<usize> {
         let Some(src) = resolve(self.db, parts)? else {
-            return full(format!(
-                "a reference to {name}, which is not a base table or materialized view"
-            ));
+            return full(Why::NotARelation.with(name));
         };
         if let Some(cat) = &src.catalog {
-            return full(format!("a table in another attached database (\"{cat}\")"));
+            return full(Why::OtherDatabase.with(cat));
         }
         if src.kind == SourceKind::View {
             self.features.insert("materialized view");
@@ -222,7 +210,7 @@ impl Analyzer<'_> {
                 }
                 SelectItem::Wildcard(opts) => {
                     if !plain_wildcard(opts) {
-                        return full("* with EXCLUDE/REPLACE");
+                        return full(Why::StarExcludeReplace);
                     }
                     for (alias, cols) in &from.visible {
                         for c in cols {
@@ -235,7 +223,7 @@ impl Analyzer<'_> {
                     opts,
                 ) => {
                     if !plain_wildcard(opts) {
-                        return full("* with EXCLUDE/REPLACE");
+                        return full(Why::StarExcludeReplace);
                     }
                     let parts = name_parts(n);
                     let want = ident(parts.last().map(String::as_str).unwrap_or(""));
@@ -244,13 +232,13 @@ impl Analyzer<'_> {
                         .iter()
                         .find(|(a, _)| a.to_lowercase() == want.to_lowercase())
                     else {
-                        return full("a qualified * duckmv cannot resolve");
+                        return full(Why::UnresolvedQualifiedStar);
                     };
                     for c in cols {
                         out.push((column_of(alias, c), Some(c.clone())));
                     }
                 }
-                _ => return full("this kind of select item"),
+                _ => return full(Why::ThisKindOfSelectItem),
             }
         }
         Ok(out)
@@ -273,7 +261,7 @@ impl Analyzer<'_> {
         let select: Vec<UserExpr> = proj.iter().map(|(e, _)| UserExpr::new(e.clone())).collect();
         let names = match names {
             Some(n) if n.len() == select.len() => n,
-            Some(_) => return full("a select list duckmv cannot match to the view's columns"),
+            Some(_) => return full(Why::UnmatchedSelectList),
             None => {
                 if proj.iter().all(|(_, a)| a.is_some()) {
                     proj.iter().map(|(_, a)| a.clone().unwrap()).collect()

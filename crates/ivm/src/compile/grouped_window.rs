@@ -14,6 +14,7 @@
 //! windows over a relation (`plan::windowed`: the partitions those groups fall in are
 //! recomputed, over the groups' rows only, never over the base table).
 
+use super::reasons::Why;
 use sqlparser::ast::{Expr, GroupByExpr, Select};
 
 use super::lift::{derived, positional_or_alias, Lift};
@@ -27,7 +28,7 @@ impl Analyzer<'_> {
     pub(super) fn windows_over_groups(&self, s: &Select) -> R<Select> {
         let keys = self.explicit_keys(s)?;
         if keys.iter().any(|k| positional_or_alias(k, s)) {
-            return full("window functions over a GROUP BY of select-list aliases");
+            return full(Why::WindowOverAliasGroups);
         }
         let mut lift = Lift::new(self, GROUPED, &keys);
         let mut outer = s.clone();
@@ -59,7 +60,7 @@ impl Analyzer<'_> {
                     other => Ok(other.clone()),
                 })
                 .collect(),
-            _ => full("GROUP BY modifiers"),
+            _ => full(Why::GroupByModifiers),
         }
     }
 }

@@ -8,6 +8,7 @@
 //! change touches. The empty set is the ungrouped aggregate, which has its one row even over
 //! no input, as the grand total of a ROLLUP has.
 
+use super::reasons::Why;
 use sqlparser::ast::{Expr, GroupByExpr, Select, SetExpr, SetOperator, SetQuantifier};
 
 use super::lift::{derived, positional_or_alias, Lift};
@@ -15,7 +16,7 @@ use super::{full, Analyzer, R};
 
 /// More branches than this recompute: each is an aggregate of its own (a CUBE of 6 keys
 /// already has 64).
-const MAX_SETS: usize = 32;
+pub(super) const MAX_SETS: usize = 32;
 
 impl Analyzer<'_> {
     /// Whether `s` groups by GROUPING SETS, ROLLUP or CUBE.
@@ -27,20 +28,20 @@ impl Analyzer<'_> {
     /// `s` as the UNION ALL of one branch per grouping set.
     pub(super) fn grouping_set_branches(&self, s: &Select) -> R<SetExpr> {
         let GroupByExpr::Expressions(items, modifiers) = &s.group_by else {
-            return full("GROUPING SETS / CUBE / ROLLUP with GROUP BY ALL");
+            return full(Why::GroupingSetsWithGroupByAll);
         };
         if !modifiers.is_empty() {
-            return full("GROUP BY modifiers");
+            return full(Why::GroupByModifiers);
         }
         if self.has_window(s) {
-            return full("window functions over GROUPING SETS / CUBE / ROLLUP");
+            return full(Why::WindowOverGroupingSets);
         }
         if s.qualify.is_some() || s.distinct.is_some() {
-            return full("QUALIFY or DISTINCT with GROUPING SETS / CUBE / ROLLUP");
+            return full(Why::QualifyOrDistinctWithGroupingSets);
         }
         let sets = expand(items);
         if sets.len() > MAX_SETS {
-            return full(format!("more than {MAX_SETS} grouping sets"));
+            return full(Why::TooManySets);
         }
         let mut keys: Vec<Expr> = Vec::new();
         for k in sets.iter().flatten() {
@@ -49,7 +50,7 @@ impl Analyzer<'_> {
             }
         }
         if keys.iter().any(|k| positional_or_alias(k, s)) {
-            return full("GROUPING SETS of select-list positions or aliases");
+            return full(Why::GroupingSetsOfPositionsOrAliases);
         }
         let mut branches = Vec::new();
         for (n, set) in sets.iter().enumerate() {
@@ -63,7 +64,7 @@ impl Analyzer<'_> {
                 left: Box::new(left),
                 right: Box::new(right),
             });
-        union.map_or_else(|| full("an empty GROUPING SETS"), Ok)
+        union.map_or_else(|| full(Why::EmptyGroupingSets), Ok)
     }
 
     /// The branch of grouping set number `n`.
@@ -80,7 +81,7 @@ impl Analyzer<'_> {
         lift.block(&mut outer.projection, &mut others)?;
         let grouped = lift.columns();
         if grouped.is_empty() {
-            return full("GROUPING SETS without an aggregate");
+            return full(Why::GroupingSetsWithoutAnAggregate);
         }
         let inner = Select {
             projection: grouped,

@@ -2,6 +2,7 @@
 //! `ItemFrom::Tree` item; a `SEMI JOIN`/`ANTI JOIN` in the chain becomes an existence filter of
 //! the block (see `existence` for the tests written in WHERE).
 
+use super::reasons::Why;
 use sqlparser::ast::{Expr, JoinConstraint, JoinOperator, TableWithJoins};
 
 use super::super::ops::{Exists, Kind, Tree};
@@ -52,9 +53,9 @@ impl Analyzer<'_> {
                 Ok(UserExpr::new(Expr::Nested(Box::new(e.clone()))))
             }
             Some(JoinConstraint::None) => Ok(UserExpr::always()),
-            Some(JoinConstraint::Natural) => full("NATURAL JOIN"),
-            Some(_) => full("JOIN ... USING"),
-            None => full("this kind of join"),
+            Some(JoinConstraint::Natural) => full(Why::NaturalJoin),
+            Some(_) => full(Why::JoinUsing),
+            None => full(Why::ThisKindOfJoin),
         }
     }
 
@@ -69,16 +70,14 @@ impl Analyzer<'_> {
             // The joins before are the non-preserved side: one joined table, counted and
             // padded as a whole. A SEMI/ANTI JOIN before would filter the padded rows.
             JoinOperator::Right(_) | JoinOperator::RightOuter(_) if filtered => {
-                return full("a RIGHT JOIN after a SEMI or ANTI JOIN")
+                return full(Why::RightJoinAfterSemiOrAnti)
             }
             JoinOperator::Right(_) | JoinOperator::RightOuter(_) => {
                 (Kind::Left, true, "right join")
             }
-            JoinOperator::FullOuter(_) if filtered => {
-                return full("a FULL JOIN after a SEMI or ANTI JOIN")
-            }
+            JoinOperator::FullOuter(_) if filtered => return full(Why::FullJoinAfterSemiOrAnti),
             JoinOperator::FullOuter(_) => (Kind::Full, false, "full join"),
-            _ => return full("this kind of join"),
+            _ => return full(Why::ThisKindOfJoin),
         };
         self.features.insert(feature);
         Ok((kind, swapped))

@@ -4,6 +4,7 @@
 //! rule of its own over the aggregate's state — window functions (`grouped_window`) and the
 //! grouping sets' branches (`grouping_sets`).
 
+use super::reasons::Why;
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
@@ -127,7 +128,7 @@ impl<'x, 'a> Lift<'x, 'a> {
                 SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
                     self.expr(e)
                 }
-                _ => return full("* in an aggregate query"),
+                _ => return full(Why::StarInAnAggregateQuery),
             }
         }
         let aliases: Vec<(String, Expr)> = items
@@ -157,7 +158,7 @@ impl<'x, 'a> Lift<'x, 'a> {
             let _ = VisitMut::visit(&mut **e, &mut r);
         }
         match r.stray {
-            Some(what) => full(format!("{what} in a grouped query read through its groups")),
+            Some(what) => full(Why::InGroupedRead.with(what)),
             None => Ok(()),
         }
     }

@@ -1,6 +1,7 @@
 //! Binding the shape of a definition: the top-level body, the clauses around each query
 //! (CTEs are inlined where they are referenced), UNION chains and subqueries used as relations.
 
+use super::reasons::Why;
 use sqlparser::ast::{Distinct, Query, SetExpr, SetOperator, SetQuantifier};
 
 use super::super::plan::{Body, Rel};
@@ -51,15 +52,17 @@ impl Analyzer<'_> {
                 let distinct = match set_quantifier {
                     SetQuantifier::All => false,
                     SetQuantifier::Distinct | SetQuantifier::None => true,
-                    _ => return full("UNION BY NAME"),
+                    _ => return full(Why::UnionByName),
                 };
                 let names = super::super::plan::positional(ncols);
                 let rel = self.union(q.body.as_ref(), &scope, distinct, &names)?;
                 Ok(Body::Bag { rel, distinct })
             }
-            SetExpr::SetOperation { op, .. } => full(format!("{op}").to_uppercase()),
+            SetExpr::SetOperation { op, .. } => {
+                full(Why::SetOperation.with(op.to_string().to_uppercase()))
+            }
             SetExpr::Query(inner) if q.with.is_none() => self.top(inner, ncols),
-            _ => full("this kind of query"),
+            _ => full(Why::ThisKindOfQuery),
         }
     }
 
@@ -67,22 +70,22 @@ impl Analyzer<'_> {
     /// wherever they are referenced.
     pub(super) fn query_scope(&mut self, q: &Query, outer: &Scope) -> R<Scope> {
         if q.order_by.is_some() {
-            return full("ORDER BY");
+            return full(Why::OrderBy);
         }
         if q.limit_clause.is_some() || q.fetch.is_some() {
-            return full("LIMIT");
+            return full(Why::Limit);
         }
         if !q.locks.is_empty()
             || q.for_clause.is_some()
             || q.settings.is_some()
             || !q.pipe_operators.is_empty()
         {
-            return full("this query clause");
+            return full(Why::ThisQueryClause);
         }
         let mut scope = outer.clone();
         if let Some(w) = &q.with {
             if w.recursive {
-                return full("WITH RECURSIVE");
+                return full(Why::WithRecursive);
             }
             for cte in &w.cte_tables {
                 let body = if cte.alias.columns.is_empty() {
@@ -113,7 +116,7 @@ impl Analyzer<'_> {
             match b {
                 SetExpr::Select(s) => {
                     if self.is_aggregate(s) || s.distinct.is_some() {
-                        return full("an aggregate or DISTINCT inside UNION");
+                        return full(Why::AggregateOrDistinctInUnion);
                     }
                     rels.push(Rel::Block(self.spj(s, scope, Some(names.to_vec()))?));
                 }
@@ -121,7 +124,7 @@ impl Analyzer<'_> {
                     let inner = self.query_scope(q, scope)?;
                     rels.push(self.union(q.body.as_ref(), &inner, false, names)?);
                 }
-                _ => return full("this kind of UNION branch"),
+                _ => return full(Why::ThisKindOfUnionBranch),
             }
         }
         Ok(Rel::Union(rels))
@@ -143,15 +146,17 @@ impl Analyzer<'_> {
                 let this = match set_quantifier {
                     SetQuantifier::All => false,
                     SetQuantifier::Distinct | SetQuantifier::None => true,
-                    _ => return full("UNION BY NAME"),
+                    _ => return full(Why::UnionByName),
                 };
                 if this != distinct {
-                    return full("a mix of UNION and UNION ALL");
+                    return full(Why::MixOfUnionAndUnionAll);
                 }
                 self.union_branches(left, distinct, out)?;
                 self.union_branches(right, distinct, out)
             }
-            SetExpr::SetOperation { op, .. } => full(format!("{op}").to_uppercase()),
+            SetExpr::SetOperation { op, .. } => {
+                full(Why::SetOperation.with(op.to_string().to_uppercase()))
+            }
             other => {
                 out.push(other);
                 Ok(())
@@ -178,7 +183,7 @@ impl Analyzer<'_> {
                     return self.sub_aggregate(s, &scope, true);
                 }
                 if s.distinct.is_some() {
-                    return full("DISTINCT inside a subquery");
+                    return full(Why::DistinctInSubquery);
                 }
                 Rel::Block(self.spj(s, &scope, None)?)
             }
@@ -193,10 +198,10 @@ impl Analyzer<'_> {
                 let mut names: Option<Vec<String>> = None;
                 for b in branches {
                     let SetExpr::Select(s) = b else {
-                        return full("this kind of UNION branch");
+                        return full(Why::ThisKindOfUnionBranch);
                     };
                     if self.is_aggregate(s) || s.distinct.is_some() {
-                        return full("an aggregate or DISTINCT inside UNION");
+                        return full(Why::AggregateOrDistinctInUnion);
                     }
                     let block = self.spj(s, &scope, names.clone())?;
                     names.get_or_insert_with(|| block.names.clone());
@@ -206,14 +211,16 @@ impl Analyzer<'_> {
                 Rel::Union(rels)
             }
             SetExpr::Query(inner) => return self.sub(inner, &scope),
-            SetExpr::SetOperation { op, .. } => return full(format!("{op}").to_uppercase()),
-            _ => return full("this kind of subquery"),
+            SetExpr::SetOperation { op, .. } => {
+                return full(Why::SetOperation.with(op.to_string().to_uppercase()))
+            }
+            _ => return full(Why::ThisKindOfSubquery),
         };
         let names = match &rel {
             Rel::Block(b) => b.names.clone(),
             Rel::Union(parts) => match &parts[0] {
                 Rel::Block(b) => b.names.clone(),
-                Rel::Union(_) | Rel::Agg(_) => return full("nested UNION"),
+                Rel::Union(_) | Rel::Agg(_) => return full(Why::NestedUnion),
             },
             Rel::Agg(sa) => sa.names.clone(),
         };

@@ -2,6 +2,7 @@
 //! GROUP BY k) x` and `x IN (SELECT k FROM t GROUP BY k HAVING …)`. Such an aggregate has no
 //! storage of its own; see `plan::SubAgg` for how its change is computed.
 
+use super::reasons::Why;
 use std::collections::HashSet;
 
 use sqlparser::ast::{Expr, GroupByExpr, Select, SelectItem, Visit};
@@ -23,7 +24,7 @@ impl Analyzer<'_> {
         let agg = self.aggregate(s, scope, false)?;
         if let Some(f) = agg.aggs.iter().find(|f| f.call.is_some()) {
             // Taking a change back needs the value before, which only the group's rows know.
-            return full(format!("{}() in an aggregate subquery", f.label()));
+            return full(Why::FunctionInAggregateSubquery.with(f.label()));
         }
         if agg
             .aggs
@@ -31,14 +32,14 @@ impl Analyzer<'_> {
             .any(|f| f.distinct && !agg::of(f).invertible())
         {
             // Whether a row taken back removes a distinct value needs the group's other rows.
-            return full("a DISTINCT aggregate in an aggregate subquery");
+            return full(Why::DistinctInAggregateSubquery);
         }
         let names = item_names(s, named)?;
         // The static check catches the usual forms; DuckDB binding the subquery on its own
         // catches the rest (ON predicates, derived tables), with the CTEs in scope.
         let probe = super::probe::Probe::new(scope).block(s);
         if self.correlated(s, &agg) || !self.db.binds_alone(&probe.to_string()) {
-            return full("a correlated aggregate subquery");
+            return full(Why::CorrelatedAggregateSubquery);
         }
         self.exact_sums(&agg)?;
         self.features.insert("aggregate subquery");
@@ -157,7 +158,7 @@ impl Analyzer<'_> {
             t.starts_with("FLOAT") || t.starts_with("DOUBLE") || t.starts_with("REAL")
         });
         if inexact {
-            return full("SUM/AVG of floating-point values in an aggregate subquery");
+            return full(Why::FloatSumInAggregateSubquery);
         }
         Ok(())
     }
@@ -175,7 +176,7 @@ pub(super) fn item_names(s: &Select, named: bool) -> R<Vec<String>> {
             SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => {
                 parts.last().map(|p| p.value.clone()).unwrap_or_default()
             }
-            _ if named => return full("an aggregate subquery column without an alias"),
+            _ if named => return full(Why::UnnamedAggregateSubqueryColumn),
             _ => format!("_mv_c{}", i + 1),
         });
     }

@@ -1,6 +1,7 @@
 //! The support check: which clauses and expressions have no incremental rule. Each refusal
 //! names the construct, and that name is the reason the CREATE notice and `duckmv.views` show.
 
+use super::reasons::Why;
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
@@ -42,12 +43,12 @@ impl Analyzer<'_> {
     /// The select item a GROUP BY position `v` numbers (counted from 1).
     pub(super) fn position_key(s: &Select, v: &Value) -> R<Expr> {
         let Value::Number(n, _) = v else {
-            return full("a constant GROUP BY key");
+            return full(Why::ConstantGroupByKey);
         };
         let at: usize = n.parse().unwrap_or(0);
         match s.projection.get(at.wrapping_sub(1)).and_then(item_expr) {
             Some(e) => Ok(e.clone()),
-            None => full("a GROUP BY position"),
+            None => full(Why::GroupByPosition),
         }
     }
 
@@ -59,7 +60,7 @@ impl Analyzer<'_> {
         let mut keys = Vec::new();
         for p in &s.projection {
             let Some(e) = item_expr(p) else {
-                return full("* in an aggregate query");
+                return full(Why::StarInAnAggregateQuery);
             };
             let mut reads = false;
             let _ = e.visit(&mut super::FnVisitor(|x: &Expr| {
@@ -92,25 +93,25 @@ impl Analyzer<'_> {
     /// Clauses of a SELECT block that have no incremental rule.
     pub(super) fn check_select(&self, s: &Select) -> R<()> {
         if let Some(Distinct::On(_)) = &s.distinct {
-            return full("DISTINCT ON");
+            return full(Why::DistinctOn);
         }
         if s.top.is_some() || s.into.is_some() {
-            return full("TOP / INTO");
+            return full(Why::TopInto);
         }
         if !s.lateral_views.is_empty() || s.prewhere.is_some() || !s.connect_by.is_empty() {
-            return full("this SELECT clause");
+            return full(Why::ThisSelectClause);
         }
         if !s.cluster_by.is_empty() || !s.distribute_by.is_empty() || !s.sort_by.is_empty() {
-            return full("this SELECT clause");
+            return full(Why::ThisSelectClause);
         }
         if !s.named_window.is_empty() {
-            return full("a window function");
+            return full(Why::WindowFunction);
         }
         if s.qualify.is_some() {
-            return full("QUALIFY");
+            return full(Why::Qualify);
         }
         if s.value_table_mode.is_some() || s.exclude.is_some() || s.select_modifiers.is_some() {
-            return full("this SELECT clause");
+            return full(Why::ThisSelectClause);
         }
         Ok(())
     }
@@ -213,28 +214,28 @@ struct ExprCheck<'x, 'a> {
 impl Visitor for ExprCheck<'_, '_> {
     type Break = ();
     fn pre_visit_query(&mut self, _q: &Query) -> ControlFlow<()> {
-        self.reason = Some("a subquery in an expression".into());
+        self.reason = Some(Why::SubqueryInExpression.into());
         ControlFlow::Break(())
     }
     fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
         match e {
             Expr::Exists { .. } | Expr::Subquery(_) => {
-                self.reason = Some("a subquery in an expression".into());
+                self.reason = Some(Why::SubqueryInExpression.into());
                 return ControlFlow::Break(());
             }
             Expr::Function(f) => {
                 let name = fn_name(&f.name);
                 if f.over.is_some() && !self.windows_ok {
-                    self.reason = Some(format!("window function {name}()"));
+                    self.reason = Some(Why::WindowHere.with(&name));
                     return ControlFlow::Break(());
                 }
                 if self.an.volatile.contains(&name) {
-                    self.reason = Some(format!("non-deterministic function {name}()"));
+                    self.reason = Some(Why::Volatile.with(&name));
                     return ControlFlow::Break(());
                 }
                 if f.over.is_none() && aggregate_call(&self.an.aggregates, f) && !self.aggregates_ok
                 {
-                    self.reason = Some(format!("aggregate {name}() here"));
+                    self.reason = Some(Why::AggregateHere.with(&name));
                     return ControlFlow::Break(());
                 }
             }

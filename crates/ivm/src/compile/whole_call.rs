@@ -3,6 +3,7 @@
 //! DISTINCT. Each column the call reads becomes an input column of the aggregate, and the call
 //! keeps a hole in its place, so the refresh evaluates the call over the aggregate's input.
 
+use super::reasons::Why;
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
@@ -31,7 +32,7 @@ pub(super) fn kept_whole(
             )
         };
         if list.args.iter().any(star) {
-            return Err(format!("aggregate {name}(*)"));
+            return Err(Why::WholeCallStar.with(&name));
         }
     }
     let mut call = f.clone();
@@ -69,8 +70,8 @@ impl<F: FnMut(Expr) -> usize> VisitorMut for Columns<'_, F> {
             | Expr::BinaryOp {
                 op: BinaryOperator::Arrow,
                 ..
-            } => "a lambda in an aggregate",
-            Expr::Function(g) if aggregate_call(self.aggregates, g) => "a nested aggregate",
+            } => Why::LambdaInAggregate,
+            Expr::Function(g) if aggregate_call(self.aggregates, g) => Why::NestedAggregate,
             _ => return ControlFlow::Continue(()),
         };
         self.reason = Some(why.into());
@@ -115,7 +116,7 @@ mod tests {
         assert_eq!(lambda, Err("a lambda in an aggregate".into()));
         assert_eq!(
             whole("string_agg(sum(v), ',')"),
-            Err("a nested aggregate".into())
+            Err(Why::NestedAggregate.into())
         );
         assert!(whole("count(DISTINCT *)").is_err());
     }

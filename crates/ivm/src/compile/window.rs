@@ -3,6 +3,7 @@
 //! the touched partitions; every column the select list and QUALIFY read becomes an input
 //! column `_i`, and the expressions keep holes in their place, evaluated over the input.
 
+use super::reasons::Why;
 use std::collections::BTreeSet;
 
 use sqlparser::ast::{BinaryOperator, Expr, Select, Visit, WindowType};
@@ -26,10 +27,10 @@ impl Analyzer<'_> {
 
     pub(super) fn windowed(&mut self, s: &Select, scope: &Scope) -> R<Windowed> {
         if s.distinct.is_some() {
-            return full("DISTINCT with window functions");
+            return full(Why::DistinctWithWindowFunctions);
         }
         if !s.named_window.is_empty() {
-            return full("a named window (WINDOW … AS)");
+            return full(Why::NamedWindow);
         }
         let mut plain = s.clone();
         plain.qualify = None;
@@ -107,10 +108,10 @@ fn partition_keys<'e>(exprs: impl Iterator<Item = &'e Expr>) -> R<(Vec<Expr>, BT
         }));
     }
     if named {
-        return full("a named window (WINDOW … AS)");
+        return full(Why::NamedWindow);
     }
     let Some((first, rest)) = partitions.split_first() else {
-        return full("a window function duckmv cannot find");
+        return full(Why::UnfoundWindowFunction);
     };
     let mut keys: Vec<Expr> = Vec::new();
     for k in first {
@@ -162,7 +163,7 @@ fn columns_to_holes(e: &mut Expr, register: &mut impl FnMut(&Expr) -> usize) -> 
         _ => {}
     });
     if lambda {
-        return full("a lambda in a query with window functions");
+        return full(Why::LambdaWithWindows);
     }
     Ok(())
 }
