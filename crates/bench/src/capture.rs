@@ -270,21 +270,11 @@ async fn reset(client: &Client, views: usize) -> Result<(), BenchError> {
 
 /// `duckmv-bench --capture`: this measurement alone, `--reps` samples, printed as a table.
 pub async fn main(args: Args) -> Result<bool, BenchError> {
-    let (dsn, server) = crate::server::target(args.dsn.as_deref(), args.server_bin.as_deref())?;
-    let outcome = async {
+    let cost = crate::server::against(&args, |dsn| async move {
         let client = connect(&dsn).await?;
         measure(&client, BULK_ROWS, args.reps.max(1)).await
-    }
-    .await;
-    if let Some(mut s) = server {
-        if let Err(e) = s.stop() {
-            eprintln!("duckmv-bench: warning: {e}");
-        }
-        if outcome.is_err() {
-            eprintln!("[server] last log lines:\n{}", s.log_tail());
-        }
-    }
-    let cost = outcome?;
+    })
+    .await?;
     println!("{}", markdown(&cost));
     Ok(cost.error.is_none())
 }

@@ -62,12 +62,8 @@ fn setup_sql() -> Vec<String> {
 
 /// Runs the policies benchmark and prints its table.
 pub async fn main(args: Args) -> Result<bool, BenchError> {
-    let (dsn, server) = crate::server::target(args.dsn.as_deref(), args.server_bin.as_deref())?;
-    let outcome = bench(&args, &dsn).await;
-    if let Some(mut s) = server {
-        let _ = s.stop();
-    }
-    let text = outcome?;
+    let a = &args;
+    let text = crate::server::against(&args, |dsn| async move { bench(a, &dsn).await }).await?;
     println!("{text}");
     Ok(true)
 }

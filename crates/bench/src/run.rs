@@ -19,18 +19,8 @@ use crate::{capture, stream, svg};
 /// Runs everything; Ok(false) when a view failed its oracle or its refresh.
 pub async fn main(args: Args) -> Result<bool, BenchError> {
     args.check()?;
-    let (dsn, server) = crate::server::target(args.dsn.as_deref(), args.server_bin.as_deref())?;
-    let outcome = bench(&args, &dsn).await;
-    if let Some(mut s) = server {
-        let stopped = s.stop();
-        if let (Err(e), Ok(_)) = (&stopped, &outcome) {
-            eprintln!("duckmv-bench: warning: {e}");
-        }
-        if outcome.is_err() {
-            eprintln!("[server] last log lines:\n{}", s.log_tail());
-        }
-    }
-    let results = outcome?;
+    let a = &args;
+    let results = crate::server::against(&args, |dsn| async move { bench(a, &dsn).await }).await?;
     write_outputs(&args, &results)?;
     println!("{}", report::markdown(&results));
     if !results.failures.is_empty() {

@@ -201,21 +201,11 @@ pub fn markdown(results: &[SeedResult]) -> String {
 /// `duckmv-bench --seed-joins`: starts a server unless `--dsn` names one, runs, prints the
 /// table; Ok(false) when an oracle failed.
 pub async fn main(args: Args) -> Result<bool, BenchError> {
-    let (dsn, server) = crate::server::target(args.dsn.as_deref(), args.server_bin.as_deref())?;
-    let outcome = async {
+    let results = crate::server::against(&args, |dsn| async move {
         let client = connect(&dsn).await?;
         run(&client, args.reps.max(1)).await
-    }
-    .await;
-    if let Some(mut s) = server {
-        if let Err(e) = s.stop() {
-            eprintln!("duckmv-bench: warning: {e}");
-        }
-        if outcome.is_err() {
-            eprintln!("[server] last log lines:\n{}", s.log_tail());
-        }
-    }
-    let results = outcome?;
+    })
+    .await?;
     println!("{}", markdown(&results));
     Ok(results.iter().all(|r| r.oracle_failures == 0))
 }

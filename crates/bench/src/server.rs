@@ -221,6 +221,29 @@ pub fn target(
     Ok((s.dsn(), Some(s)))
 }
 
+/// Runs `bench` with the connection string of the target server (see [`target`]), then stops
+/// a server it started, with its last log lines when the run failed.
+pub async fn against<T, F>(
+    args: &crate::cli::Args,
+    bench: impl FnOnce(String) -> F,
+) -> Result<T, BenchError>
+where
+    F: std::future::Future<Output = Result<T, BenchError>>,
+{
+    let (dsn, server) = target(args.dsn.as_deref(), args.server_bin.as_deref())?;
+    let outcome = bench(dsn).await;
+    if let Some(mut s) = server {
+        let stopped = s.stop();
+        if let (Err(e), Ok(_)) = (&stopped, &outcome) {
+            eprintln!("duckmv-bench: warning: {e}");
+        }
+        if outcome.is_err() {
+            eprintln!("[server] last log lines:\n{}", s.log_tail());
+        }
+    }
+    outcome
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,15 +22,8 @@ use crate::tpch_report::{self, TpchResults};
 /// Runs the TPC-H benchmark; Ok(false) when a view failed its oracle or its refresh.
 pub async fn main(args: Args) -> Result<bool, BenchError> {
     args.check()?;
-    let (dsn, server) = crate::server::target(args.dsn.as_deref(), args.server_bin.as_deref())?;
-    let outcome = bench(&args, &dsn).await;
-    if let Some(mut s) = server {
-        let _ = s.stop();
-        if outcome.is_err() {
-            eprintln!("[server] last log lines:\n{}", s.log_tail());
-        }
-    }
-    let results = outcome?;
+    let a = &args;
+    let results = crate::server::against(&args, |dsn| async move { bench(a, &dsn).await }).await?;
     let json = serde_json::to_string_pretty(&results).expect("results serialise");
     if let Some(dir) = args.tpch_out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| BenchError::io("create output dir", e))?;
