@@ -129,6 +129,7 @@ reasons! {
 impl Why {
     /// The reason with its detail in place of `{}`.
     pub fn with(self, detail: impl Display) -> String {
+        debug_assert!(self.text().contains("{}"), "{self:?} takes no detail");
         match self.text().split_once("{}") {
             Some((before, after)) => format!("{before}{detail}{after}"),
             None => self.text().to_string(),
@@ -203,12 +204,10 @@ mod tests {
             .contains(&super::super::grouping_sets::MAX_SETS.to_string()));
     }
 
+    /// The notice is all a user sees of a reason, so two reasons must not read alike.
     #[test]
-    fn every_reason_is_listed_once() {
+    fn no_two_reasons_share_a_text() {
         let all: Vec<Why> = TABLE.iter().flat_map(|(_, w)| w.iter().copied()).collect();
-        for w in &all {
-            assert_eq!(all.iter().filter(|x| *x == w).count(), 1, "{w:?}");
-        }
         let texts: std::collections::HashSet<&str> = all.iter().map(|w| w.text()).collect();
         assert_eq!(texts.len(), all.len(), "two reasons with one text");
     }
