@@ -264,9 +264,10 @@ fn refresh_probed(
 fn probe(db: &mut dyn Sql, view: &ViewRow) -> Result<Option<Pending>, IvmError> {
     let mut cols = vec!["populated".to_string()];
     for s in &view.plan.sources {
-        cols.push(match &s.delta {
-            Some(d) => format!("(SELECT count(*) FROM {d})"),
-            None => "0".to_string(),
+        cols.push(match (&s.delta, &s.log) {
+            (Some(d), Some(log)) => capture::pending_count_sql(d, log),
+            (Some(d), None) => format!("(SELECT count(*) FROM {d})"),
+            (None, _) => "0".to_string(),
         });
     }
     cols.push(format!(

@@ -51,12 +51,11 @@ fn redefine_delta_views(db: &mut dyn Sql) -> Result<(), IvmError> {
     }
     for view in views_in_id_order(db)? {
         for s in &view.plan.sources {
-            if let (Some(delta), Some(log)) = (&s.delta, &s.log) {
-                if stale.contains(delta) {
-                    let sql =
-                        capture::delta_view_sql("CREATE OR REPLACE VIEW", delta, &s.columns, log);
-                    db.exec(&sql)?;
-                }
+            if !s.delta.as_ref().is_some_and(|d| stale.contains(d)) {
+                continue;
+            }
+            if let Some(sql) = capture::delta_view_sql(&view.plan, "CREATE OR REPLACE VIEW", s) {
+                db.exec(&sql)?;
             }
         }
     }
