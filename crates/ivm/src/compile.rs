@@ -28,6 +28,7 @@ mod joins;
 mod lift;
 mod probe;
 mod query;
+mod read_columns;
 pub mod reasons;
 mod resolve;
 mod scalar;
@@ -99,6 +100,7 @@ pub fn compile(
         });
     };
     let mut an = Analyzer::new(db, id)?;
+    an.reads = read_columns::Names::of(&q);
     let shape = match support::reserved_name(&q) {
         Some(name) => full(Why::ReservedName.with(name)),
         None => an.top(&q, columns.len()),
@@ -231,6 +233,8 @@ struct Analyzer<'a> {
     volatile: HashSet<String>,
     features: BTreeSet<&'static str>,
     subquery_count: usize,
+    /// The names the definition uses: base tables are seen with only the columns it reads.
+    reads: read_columns::Names,
 }
 
 type Scope = Vec<(String, Query)>;
@@ -298,6 +302,7 @@ impl<'a> Analyzer<'a> {
             volatile,
             features: BTreeSet::new(),
             subquery_count: 0,
+            reads: read_columns::Names::default(),
         })
     }
 

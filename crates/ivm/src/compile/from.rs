@@ -157,6 +157,11 @@ impl Analyzer<'_> {
             return Ok(i);
         }
         let mut src = src;
+        if src.kind == SourceKind::Table {
+            // Before any scope sees the table: every column list the compiler writes for it
+            // (a derived table's, say) then names only columns its log carries.
+            src.columns = self.reads.read(&src.columns);
+        }
         let base = format!("d_{}_{}", self.id, sanitize(&src.name));
         let mut delta = base.clone();
         let mut k = 1;

@@ -367,3 +367,17 @@ fn star_expands_against_every_join_input() {
         }
     ));
 }
+
+/// Base tables are seen with only the columns the definition names (see `read_columns`).
+#[test]
+fn sources_carry_the_columns_the_definition_reads() {
+    for (q, n, cols) in [
+        ("SELECT g, sum(v) AS s FROM t GROUP BY g", 2, vec!["g", "v"]),
+        ("SELECT k FROM t WHERE v > 0", 1, vec!["k", "v"]),
+        ("SELECT count(*) AS n FROM t", 1, vec!["k"]),
+        ("SELECT * FROM t", 3, vec!["k", "g", "v"]),
+    ] {
+        let plan = compiled(q, n).plan;
+        assert_eq!(plan.sources[0].columns, cols, "{q}");
+    }
+}
