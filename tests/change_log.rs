@@ -270,9 +270,9 @@ async fn a_late_committing_writer_is_neither_skipped_nor_applied_twice() {
 
 /// Changes that cancel inside one refresh's range — rows inserted then deleted, an UPDATE that
 /// writes rows back as they were or changes only a column no view reads, a group's maximum
-/// deleted and inserted again — never reach
-/// the delta queries of views that would carry them through a join or rescan a group for them:
-/// those views read the log consolidated. Every view stays exact.
+/// deleted and inserted again — never reach the delta queries of views that would carry them
+/// through a join or rescan a group for them: those views read the log consolidated. Every
+/// view stays exact.
 #[tokio::test]
 async fn cancelling_changes_never_reach_the_delta_queries() {
     let server = TestServer::start();

@@ -1514,3 +1514,32 @@ fn upgrade_redefines_delta_views_of_the_earlier_layout() {
     db.refresh("mv");
     db.assert_oracle("mv", q, "a refresh after the upgrade");
 }
+
+/// A delta view of the layout before consolidation (the log's rows as they are) is redefined
+/// consolidated by the start-up upgrade when its view reads changes consolidated (MIN/MAX
+/// here), and the view keeps refreshing exactly across it.
+#[test]
+fn upgrade_consolidates_delta_views_that_read_raw_rows() {
+    let mut db = Db::new();
+    db.run("CREATE TABLE t (k INT, v INT); INSERT INTO t VALUES (1, 10), (2, 20)");
+    let q = "SELECT k, max(v) AS hi FROM t GROUP BY k";
+    db.create("mv", q);
+    let delta = "SELECT view_name FROM duckdb_views() WHERE schema_name = '_duckmv' AND view_name LIKE 'd\\_%' ESCAPE '\\'";
+    let reader = format!("_duckmv.{}", db.text(delta)[0][0].clone().unwrap());
+    let log = db.text("SELECT log_table FROM _duckmv.change_logs")[0][0]
+        .clone()
+        .unwrap();
+    db.run(&format!(
+        "CREATE OR REPLACE VIEW {reader} AS SELECT _mv_l.k, _mv_l.v, _mv_l._mv_mult \
+         FROM {log} AS _mv_l, _duckmv.log_readers AS _mv_r \
+         WHERE _mv_r.reader = '{reader}' AND _mv_l._mv_pos > _mv_r.consumed"
+    ));
+    // Cancelling rows: read raw they are two, consolidated none.
+    db.run("INSERT INTO t VALUES (1, 30); DELETE FROM t WHERE v = 30");
+    assert_eq!(db.count(&format!("SELECT count(*) FROM {reader}")), 2);
+    db.tx(|db| ivm::upgrade(db)).unwrap();
+    assert_eq!(db.count(&format!("SELECT count(*) FROM {reader}")), 0);
+    db.run("DELETE FROM t WHERE k = 2; INSERT INTO t VALUES (1, 40)");
+    db.refresh("mv");
+    db.assert_oracle("mv", q, "after the upgrade");
+}

@@ -331,7 +331,7 @@ pub fn delta_view_sql(plan: &Plan, create: &str, source: &Source) -> Option<Stri
 /// change twice (about 3 ms for 8,000 log rows here). Joins, existence tests, outer joins and
 /// MIN/MAX would carry cancelling rows through lookups, or rescan a group for a deleted
 /// extreme that came back.
-fn consolidates(plan: &Plan) -> bool {
+pub fn consolidates(plan: &Plan) -> bool {
     let lone = |b: &Block| {
         b.exists.is_empty()
             && b.guards.is_empty()

@@ -5,6 +5,8 @@
 //! changes its delta tables held are in the sources already, so nothing pending is lost. Views
 //! go in id order, upstream before downstream (a view is created after the views it reads).
 
+use std::collections::HashMap;
+
 use super::catalog::{self, ViewRow};
 use super::text::lit;
 use super::{capture, refresh, IvmError, Sql};
@@ -37,21 +39,35 @@ pub fn run(db: &mut dyn Sql) -> Result<Vec<String>, IvmError> {
     Ok(moved)
 }
 
-/// Delta views that read their position through a scalar subquery (see
-/// `capture::delta_view_sql`) get the join form; their rows do not change.
+/// Delta views of an earlier layout get the current one (see `capture::delta_view_sql`): those
+/// that read their position through a scalar subquery, and those read as they are by a view
+/// that now reads its changes consolidated (or the reverse). The changes they stand for do not
+/// change.
 fn redefine_delta_views(db: &mut dyn Sql) -> Result<(), IvmError> {
-    let stale = names(
-        db,
-        "SELECT schema_name || '.' || view_name FROM duckdb_views() \
-         WHERE database_name = current_database() AND schema_name = '_duckmv' \
-         AND contains(sql, '(SELECT consumed FROM')",
+    let rows = db.query(
+        "SELECT schema_name || '.' || view_name, contains(sql, '(SELECT consumed FROM'), \
+         contains(sql, 'HAVING') FROM duckdb_views() \
+         WHERE database_name = current_database() AND schema_name = '_duckmv'",
     )?;
-    if stale.is_empty() {
+    let layout: HashMap<String, (bool, bool)> = rows
+        .into_iter()
+        .filter_map(|r| {
+            let flag = |i: usize| r[i].as_deref() == Some("true");
+            Some((r[0].clone()?, (flag(1), flag(2))))
+        })
+        .collect();
+    if layout.is_empty() {
         return Ok(());
     }
     for view in views_in_id_order(db)? {
+        let consolidated = capture::consolidates(&view.plan);
         for s in &view.plan.sources {
-            if !s.delta.as_ref().is_some_and(|d| stale.contains(d)) {
+            let stale = s
+                .delta
+                .as_ref()
+                .and_then(|d| layout.get(d))
+                .is_some_and(|&(scalar, having)| scalar || having != consolidated);
+            if !stale {
                 continue;
             }
             if let Some(sql) = capture::delta_view_sql(&view.plan, "CREATE OR REPLACE VIEW", s) {
