@@ -15,9 +15,6 @@ use common::{bag_difference, dump, exec, TestServer};
 use tokio_postgres::Client;
 
 impl Rng {
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[self.below(xs.len() as u64) as usize]
-    }
     fn int(&mut self, range: u64) -> String {
         if self.below(9) == 0 {
             "NULL".into()
@@ -29,20 +26,20 @@ impl Rng {
         self.pick(&[
             "NULL", "1.5", "-0.75", "2.75", "0.0", "8.125", "-2.5", "1.0",
         ])
-        .into()
+        .to_string()
     }
     fn decimal(&mut self) -> String {
         self.pick(&["NULL", "1.25", "10.00", "-3.50", "0.01", "99.99", "7.00"])
-            .into()
+            .to_string()
     }
     fn text(&mut self) -> String {
         self.pick(&[
             "NULL", "'a'", "'ab'", "'abc'", "'B'", "'c'", "'o''k'", "'zz'",
         ])
-        .into()
+        .to_string()
     }
     fn boolean(&mut self) -> String {
-        self.pick(&["NULL", "true", "false"]).into()
+        self.pick(&["NULL", "true", "false"]).to_string()
     }
     fn date(&mut self) -> String {
         self.pick(&[
@@ -51,7 +48,7 @@ impl Rng {
             "DATE '2024-02-29'",
             "DATE '2023-12-31'",
         ])
-        .into()
+        .to_string()
     }
 }
 

@@ -7,8 +7,11 @@
 
 #![allow(dead_code)]
 
+pub mod dml;
+pub mod inprocess;
 pub mod pgraw;
 pub mod rng;
+pub mod shapes;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::SocketAddr;
