@@ -15,10 +15,11 @@
 //! - RENAME TO is refused while views read the table (they name it).
 
 use super::catalog::{self, ViewRow};
+use super::ir;
 use super::pin::{self, TableRef};
 use super::plan::{Body, Source, SourceKind};
 use super::policy::{self, RefreshPolicy};
-use super::text::{ident, qualified, split_qualified};
+use super::text::{qualified, split_qualified};
 use super::{
     compile, create_view, drop_views, refresh, set_refresh_policy, CreateView, IvmError, Outcome,
     Sql,
@@ -342,12 +343,13 @@ fn recreate(
                 };
                 seen_columns(&pairs, renamed, dropped, types)
             };
-            let pinned = |prior: Option<&pin::Selected>| {
-                let cols: Vec<String> = seen(prior)
-                    .iter()
-                    .map(|(name, now, _)| format!("{} AS {}", ident(now), ident(name)))
-                    .collect();
-                format!("SELECT {} FROM {}", cols.join(", "), pin::TABLE)
+            let pinned = |prior: Option<&pin::Selected>| ir::Select {
+                items: seen(prior)
+                    .into_iter()
+                    .map(|(name, now, _)| ir::Item::named(ir::bare(now), name))
+                    .collect(),
+                from: vec![pin::table()],
+                ..Default::default()
             };
             let tref = target.table_ref();
             let Some(query) = pin::pin(&v.definition, &tref, &src.relation, &pinned) else {
@@ -359,12 +361,13 @@ fn recreate(
             };
             // Bound on a connection of its own against typed NULLs: a binder error in this
             // transaction would abort it.
-            let nulls = |prior: Option<&pin::Selected>| {
-                let cols: Vec<String> = seen(prior)
-                    .iter()
-                    .map(|(name, _, ty)| format!("CAST(NULL AS {ty}) AS {}", ident(name)))
-                    .collect();
-                format!("SELECT {} LIMIT 0", cols.join(", "))
+            let nulls = |prior: Option<&pin::Selected>| ir::Select {
+                items: seen(prior)
+                    .into_iter()
+                    .map(|(name, _, ty)| ir::Item::named(ir::Expr::Null.cast(&ty), name))
+                    .collect(),
+                limit: Some(0),
+                ..Default::default()
             };
             let probe = pin::pin(&v.definition, &tref, &src.relation, &nulls);
             if !probe.is_some_and(|p| db.binds_alone(&p)) {

@@ -17,6 +17,8 @@ use sqlparser::ast::{
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 
+use super::ir::{self, Name};
+
 /// The table whose references are replaced, spelled as the catalog spells it.
 pub struct TableRef<'a> {
     /// Its attached database when it is not the server's.
@@ -53,15 +55,23 @@ pub const TABLE: &str = "_duckmv_pinned_table";
 /// The columns an earlier pin's derived table selects: (column of the table, name in the view).
 pub type Selected = [(String, String)];
 
+/// A body's FROM item for the table itself (see [`TABLE`]).
+pub fn table() -> ir::From {
+    ir::From::Table {
+        name: Name(vec![TABLE.to_string()]),
+        alias: None,
+    }
+}
+
 /// `query` with every FROM reference to `table` replaced by `(body) AS <its alias or name>`,
 /// where `body(None)` replaces a plain reference and `body(Some(columns))` a derived table an
-/// earlier pin left; [`TABLE`] in a body becomes `relation`. None when the query cannot be
-/// read, or never names the table.
+/// earlier pin left; [`table()`] in a body becomes `relation` (a stored relation name). None
+/// when the query cannot be read, or never names the table.
 pub fn pin(
     query: &str,
     table: &TableRef,
     relation: &str,
-    body: &dyn Fn(Option<&Selected>) -> String,
+    body: &dyn Fn(Option<&Selected>) -> ir::Select,
 ) -> Option<String> {
     let mut stmts = Parser::parse_sql(&GenericDialect {}, query).ok()?;
     let [Statement::Query(q)] = stmts.as_mut_slice() else {
@@ -80,11 +90,7 @@ pub fn pin(
         return None;
     }
     let mut rename = Rename {
-        to: Parser::new(&GenericDialect {})
-            .try_with_sql(relation)
-            .ok()?
-            .parse_object_name(false)
-            .ok()?,
+        to: Name::of(relation).to_ast(),
     };
     let _ = q.visit(&mut rename);
     Some(q.to_string())
@@ -133,7 +139,7 @@ impl Visitor for Ctes {
 
 struct Swap<'a> {
     table: &'a TableRef<'a>,
-    body: &'a dyn Fn(Option<&Selected>) -> String,
+    body: &'a dyn Fn(Option<&Selected>) -> ir::Select,
     ctes: HashSet<String>,
     replaced: usize,
 }
@@ -210,15 +216,14 @@ impl VisitorMut for Swap<'_> {
         let Some((selected, alias)) = found else {
             return ControlFlow::Continue(());
         };
-        if let Some(derived) = derived(&(self.body)(selected.as_deref())) {
-            *tf = TableFactor::Derived {
-                lateral: false,
-                subquery: Box::new(derived),
-                alias: Some(alias),
-                sample: None,
-            };
-            self.replaced += 1;
-        }
+        let derived = ir::Query::select((self.body)(selected.as_deref())).to_ast();
+        *tf = TableFactor::Derived {
+            lateral: false,
+            subquery: Box::new(derived),
+            alias: Some(alias),
+            sample: None,
+        };
+        self.replaced += 1;
         ControlFlow::Continue(())
     }
 }
@@ -228,12 +233,6 @@ fn last_ident(n: &ObjectName) -> Ident {
         Some(ObjectNamePart::Identifier(i)) => i.clone(),
         _ => Ident::new(n.to_string()),
     }
-}
-
-/// `body` parsed as a query.
-fn derived(body: &str) -> Option<Query> {
-    let q = super::text::parse_query(body)?;
-    matches!(q.body.as_ref(), SetExpr::Select(_)).then_some(*q)
 }
 
 #[cfg(test)]
@@ -248,16 +247,31 @@ mod tests {
     };
     const REL: &str = "\"main\".\"t\"";
 
-    /// Renames k to k2, keeping the view's name k.
-    fn body(prior: Option<&Selected>) -> String {
-        let cols: Vec<String> = match prior {
-            None => vec!["\"k2\" AS \"k\"".into()],
-            Some(p) => p
+    /// `SELECT "column" AS "name", … FROM` the table.
+    fn select(cols: &[(&str, &str)]) -> ir::Select {
+        ir::Select {
+            items: cols
                 .iter()
-                .map(|(c, x)| format!("\"{}\" AS \"{x}\"", if c == "k" { "k2" } else { c }))
+                .map(|(c, x)| ir::Item::named(ir::bare(*c), *x))
                 .collect(),
-        };
-        format!("SELECT {} FROM {TABLE}", cols.join(", "))
+            from: vec![table()],
+            ..Default::default()
+        }
+    }
+
+    /// Renames k to k2, keeping the view's name k.
+    fn body(prior: Option<&Selected>) -> ir::Select {
+        match prior {
+            None => select(&[("k2", "k")]),
+            Some(p) => {
+                let renamed = |c: &str| if c == "k" { "k2" } else { c }.to_string();
+                let cols: Vec<(String, String)> =
+                    p.iter().map(|(c, x)| (renamed(c), x.clone())).collect();
+                let cols: Vec<(&str, &str)> =
+                    cols.iter().map(|(c, x)| (c.as_str(), x.as_str())).collect();
+                select(&cols)
+            }
+        }
     }
 
     #[test]
@@ -284,7 +298,7 @@ mod tests {
         let twice = pin(&once, &T, REL, &|p: Option<&Selected>| {
             let p = p.expect("the earlier derived table");
             assert_eq!(p, [("k2".to_string(), "k".to_string())]);
-            format!("SELECT \"k3\" AS \"k\" FROM {TABLE}")
+            select(&[("k3", "k")])
         })
         .unwrap();
         assert_eq!(

@@ -40,7 +40,7 @@ impl Name {
         Name(parts)
     }
 
-    fn to_ast(&self) -> ObjectName {
+    pub fn to_ast(&self) -> ObjectName {
         ObjectName(
             self.0
                 .iter()
