@@ -15,22 +15,90 @@
 //! the view is still maintained incrementally, its rows come back unordered, and a NOTICE says
 //! so.
 
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
 use sqlparser::ast::{
-    Distinct, Expr, LimitClause, OrderBy, OrderByExpr, OrderByKind, OrderBySort, SetExpr, Value,
+    Distinct, Expr, LimitClause, OrderBy, OrderByExpr, OrderByKind, OrderByOptions, OrderBySort,
+    SetExpr, Value,
 };
 
+use super::ir;
 use super::text::parse_query;
+
+/// How a view's rows are sorted where they are read: by all columns, or by output positions.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub enum Order {
+    All(Dir),
+    Positions(Vec<(usize, Dir)>),
+}
+
+/// `[ASC | DESC] [NULLS FIRST | LAST]`, each None when the definition did not say.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
+pub struct Dir {
+    pub asc: Option<bool>,
+    pub nulls_first: Option<bool>,
+}
+
+/// A constant `LIMIT n` and/or `OFFSET m`.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+pub struct Limit {
+    pub limit: Option<u64>,
+    pub offset: Option<u64>,
+}
+
+impl Order {
+    pub fn to_ir(&self) -> ir::OrderBy {
+        let sort = |d: &Dir| ir::Sort {
+            asc: d.asc,
+            nulls_first: d.nulls_first,
+        };
+        match self {
+            Order::All(d) => ir::OrderBy::All(sort(d)),
+            Order::Positions(items) => ir::OrderBy::Exprs(
+                items
+                    .iter()
+                    .map(|(p, d)| (ir::Expr::Int(*p as i64), sort(d)))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+impl Dir {
+    fn of(options: &OrderByOptions) -> Dir {
+        Dir {
+            asc: match options.sort {
+                Some(OrderBySort::Asc) => Some(true),
+                Some(OrderBySort::Desc) => Some(false),
+                // USING is refused before an order is read (see `position`).
+                _ => None,
+            },
+            nulls_first: options.nulls_first,
+        }
+    }
+}
+
+/// As the strategy shows it: `LIMIT 2 OFFSET 1`.
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = [("LIMIT", self.limit), ("OFFSET", self.offset)]
+            .iter()
+            .filter_map(|(word, n)| n.map(|n| format!("{word} {n}")))
+            .collect();
+        f.write_str(&parts.join(" "))
+    }
+}
 
 /// A definition with its final ORDER BY taken apart.
 #[derive(Debug, PartialEq)]
 pub struct Split {
     /// The query to maintain: the definition without its ORDER BY.
     pub query: String,
-    /// The ORDER BY clause for the user-facing view, over output positions.
-    pub order_by: Option<String>,
-    /// The LIMIT/OFFSET taken off with the ORDER BY (`LIMIT 10 OFFSET 5`), applied where the
-    /// ordered rows are read.
-    pub limit: Option<String>,
+    /// The order for the user-facing view, over output positions.
+    pub order_by: Option<Order>,
+    /// The LIMIT/OFFSET taken off with the ORDER BY, applied where the ordered rows are read.
+    pub limit: Option<Limit>,
     /// Why an ORDER BY was dropped, for a NOTICE.
     pub dropped: Option<String>,
 }
@@ -84,8 +152,8 @@ pub fn split(query: &str, names: &[String]) -> Split {
     }
 }
 
-/// `LIMIT n [OFFSET m]` with constant counts, as the clause to apply; None for anything else.
-fn constant_limit(clause: &LimitClause) -> Option<String> {
+/// `LIMIT n [OFFSET m]` with constant counts; None for anything else.
+fn constant_limit(clause: &LimitClause) -> Option<Limit> {
     let number = |e: &Expr| match e {
         Expr::Value(v) => match &v.value {
             Value::Number(n, _) => n.parse::<u64>().ok(),
@@ -104,30 +172,35 @@ fn constant_limit(clause: &LimitClause) -> Option<String> {
     if !limit_by.is_empty() {
         return None;
     }
-    let mut out = Vec::new();
-    if let Some(l) = limit {
-        out.push(format!("LIMIT {}", number(l)?));
-    }
-    if let Some(o) = offset {
-        out.push(format!("OFFSET {}", number(&o.value)?));
-    }
-    Some(out.join(" "))
+    Some(Limit {
+        limit: match limit {
+            Some(l) => Some(number(l)?),
+            None => None,
+        },
+        offset: match offset {
+            Some(o) => Some(number(&o.value)?),
+            None => None,
+        },
+    })
 }
 
 /// The ORDER BY over output positions, or why it cannot be written so.
-fn positional(order: &OrderBy, names: &[String]) -> Result<String, String> {
+fn positional(order: &OrderBy, names: &[String]) -> Result<Order, String> {
     if order.interpolate.is_some() {
         return Err("it interpolates".into());
     }
     match &order.kind {
-        OrderByKind::All(options) => Ok(format!("ORDER BY ALL{options}")),
+        OrderByKind::All(options) if matches!(options.sort, Some(OrderBySort::Using(_))) => {
+            Err(format!("it sorts by ALL{options}"))
+        }
+        OrderByKind::All(options) => Ok(Order::All(Dir::of(options))),
         OrderByKind::Expressions(items) if is_all(items, names) => {
-            Ok(format!("ORDER BY ALL{}", items[0].options))
+            Ok(Order::All(Dir::of(&items[0].options)))
         }
         OrderByKind::Expressions(items) => {
-            let parts: Result<Vec<String>, String> =
+            let parts: Result<Vec<(usize, Dir)>, String> =
                 items.iter().map(|item| position(item, names)).collect();
-            Ok(format!("ORDER BY {}", parts?.join(", ")))
+            Ok(Order::Positions(parts?))
         }
     }
 }
@@ -148,7 +221,7 @@ fn is_all(items: &[OrderByExpr], names: &[String]) -> bool {
     }
 }
 
-fn position(item: &OrderByExpr, names: &[String]) -> Result<String, String> {
+fn position(item: &OrderByExpr, names: &[String]) -> Result<(usize, Dir), String> {
     if item.with_fill.is_some() || matches!(item.options.sort, Some(OrderBySort::Using(_))) {
         return Err(format!("it sorts by {item}"));
     }
@@ -167,11 +240,164 @@ fn position(item: &OrderByExpr, names: &[String]) -> Result<String, String> {
         _ => None,
     };
     match pos {
-        Some(p) => Ok(format!("{p}{}", item.options)),
+        Some(p) => Ok((p, Dir::of(&item.options))),
         None => Err(format!(
             "it sorts by {}, which is not a column of the view",
             item.expr
         )),
+    }
+}
+
+/// Plans stored before the order was typed kept it as the clause text this module wrote
+/// (`ORDER BY 2 DESC NULLS LAST, 1`, `ORDER BY ALL`, `LIMIT 3 OFFSET 1`): read either form.
+pub mod stored {
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer};
+
+    use super::{Dir, Limit, Order};
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Stored<T> {
+        Typed(T),
+        Text(String),
+    }
+
+    fn read<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        d: D,
+        legacy: fn(&str) -> Option<T>,
+    ) -> Result<Option<T>, D::Error> {
+        match Option::<Stored<T>>::deserialize(d)? {
+            None => Ok(None),
+            Some(Stored::Typed(t)) => Ok(Some(t)),
+            Some(Stored::Text(text)) => legacy(&text)
+                .map(Some)
+                .ok_or_else(|| D::Error::custom(format!("unreadable stored clause: {text}"))),
+        }
+    }
+
+    pub fn order<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Order>, D::Error> {
+        read(d, order_text)
+    }
+
+    pub fn limit<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Limit>, D::Error> {
+        read(d, limit_text)
+    }
+
+    /// `[ASC|DESC] [NULLS FIRST|LAST]` as words.
+    fn dir(words: &[&str]) -> Option<Dir> {
+        let mut d = Dir::default();
+        let mut rest = words;
+        if let Some((w, tail)) = rest.split_first() {
+            if let Some(asc) = matches_word(w, "ASC", "DESC") {
+                d.asc = Some(asc);
+                rest = tail;
+            }
+        }
+        match rest {
+            [] => Some(d),
+            [n, w] if n.eq_ignore_ascii_case("NULLS") => {
+                d.nulls_first = Some(matches_word(w, "FIRST", "LAST")?);
+                Some(d)
+            }
+            _ => None,
+        }
+    }
+
+    /// Some(true) for `yes`, Some(false) for `no`, None for another word.
+    fn matches_word(w: &str, yes: &str, no: &str) -> Option<bool> {
+        match w {
+            _ if w.eq_ignore_ascii_case(yes) => Some(true),
+            _ if w.eq_ignore_ascii_case(no) => Some(false),
+            _ => None,
+        }
+    }
+
+    fn order_text(text: &str) -> Option<Order> {
+        let items = text.trim().strip_prefix("ORDER BY ")?;
+        let words = |item: &str| {
+            item.split_whitespace()
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
+        let first = words(items);
+        if first.first().is_some_and(|w| w.eq_ignore_ascii_case("ALL")) {
+            let rest: Vec<&str> = first[1..].iter().map(String::as_str).collect();
+            return Some(Order::All(dir(&rest)?));
+        }
+        let positions = items.split(',').map(|item| {
+            let w = words(item);
+            let rest: Vec<&str> = w.iter().skip(1).map(String::as_str).collect();
+            Some((w.first()?.parse().ok()?, dir(&rest)?))
+        });
+        positions.collect::<Option<Vec<_>>>().map(Order::Positions)
+    }
+
+    fn limit_text(text: &str) -> Option<Limit> {
+        let mut out = Limit {
+            limit: None,
+            offset: None,
+        };
+        let words: Vec<&str> = text.split_whitespace().collect();
+        for pair in words.chunks(2) {
+            let n = pair.get(1)?.parse().ok()?;
+            match pair[0] {
+                "LIMIT" => out.limit = Some(n),
+                "OFFSET" => out.offset = Some(n),
+                _ => return None,
+            }
+        }
+        Some(out)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn clauses_stored_as_text_read_back_typed() {
+            let desc_last = Dir {
+                asc: Some(false),
+                nulls_first: Some(false),
+            };
+            assert_eq!(
+                order_text("ORDER BY 2 DESC NULLS LAST, 1"),
+                Some(Order::Positions(vec![(2, desc_last), (1, Dir::default())]))
+            );
+            assert_eq!(
+                order_text("ORDER BY ALL DESC"),
+                Some(Order::All(Dir {
+                    asc: Some(false),
+                    nulls_first: None
+                }))
+            );
+            assert_eq!(order_text("ORDER BY v + k"), None);
+            let l = limit_text("LIMIT 3 OFFSET 1").unwrap();
+            assert_eq!((l.limit, l.offset), (Some(3), Some(1)));
+            assert_eq!(limit_text("OFFSET 4").unwrap().to_string(), "OFFSET 4");
+        }
+
+        /// A plan stored with text clauses, and one stored typed, read the same.
+        #[test]
+        fn plans_read_either_form() {
+            #[derive(Deserialize)]
+            struct P {
+                #[serde(default, deserialize_with = "order")]
+                order_by: Option<Order>,
+                #[serde(default, deserialize_with = "limit")]
+                limit: Option<Limit>,
+            }
+            let old: P =
+                serde_json::from_str(r#"{"order_by":"ORDER BY 1","limit":"LIMIT 2"}"#).unwrap();
+            let new: P = serde_json::from_str(
+                r#"{"order_by":{"Positions":[[1,{"asc":null,"nulls_first":null}]]},
+                    "limit":{"limit":2,"offset":null}}"#,
+            )
+            .unwrap();
+            assert_eq!((&old.order_by, old.limit), (&new.order_by, new.limit));
+            let none: P = serde_json::from_str("{}").unwrap();
+            assert_eq!((none.order_by, none.limit), (None, None));
+        }
     }
 }
 
@@ -190,13 +416,26 @@ mod tests {
             &names(&["g", "s"]),
         );
         assert_eq!(s.query, "SELECT g, sum(v) AS s FROM t GROUP BY g");
+        let desc_last = Dir {
+            asc: Some(false),
+            nulls_first: Some(false),
+        };
+        let plain = Dir::default();
         assert_eq!(
-            s.order_by.as_deref(),
-            Some("ORDER BY 2 DESC NULLS LAST, 1, 1")
+            s.order_by,
+            Some(Order::Positions(vec![
+                (2, desc_last),
+                (1, plain),
+                (1, plain)
+            ]))
         );
         assert_eq!(s.dropped, None);
         let all = split("SELECT DISTINCT g FROM t ORDER BY ALL DESC", &names(&["g"]));
-        assert_eq!(all.order_by.as_deref(), Some("ORDER BY ALL DESC"));
+        let desc = Dir {
+            asc: Some(false),
+            nulls_first: None,
+        };
+        assert_eq!(all.order_by, Some(Order::All(desc)));
     }
 
     #[test]
@@ -216,10 +455,23 @@ mod tests {
             &names(&["g", "s"]),
         );
         assert_eq!(s.query, "SELECT g, sum(v) AS s FROM t GROUP BY g");
-        assert_eq!(s.order_by.as_deref(), Some("ORDER BY 2 DESC, 1"));
-        assert_eq!(s.limit.as_deref(), Some("LIMIT 3 OFFSET 1"));
+        let desc = Dir {
+            asc: Some(false),
+            nulls_first: None,
+        };
+        assert_eq!(
+            s.order_by,
+            Some(Order::Positions(vec![(2, desc), (1, Dir::default())]))
+        );
+        assert_eq!(
+            s.limit.map(|l| l.to_string()).as_deref(),
+            Some("LIMIT 3 OFFSET 1")
+        );
         let offset = split("SELECT k FROM t ORDER BY k OFFSET 1", &names(&["k"]));
-        assert_eq!(offset.limit.as_deref(), Some("OFFSET 1"));
+        assert_eq!(
+            offset.limit.map(|l| l.to_string()).as_deref(),
+            Some("OFFSET 1")
+        );
     }
 
     #[test]

@@ -44,12 +44,12 @@ pub struct Plan {
     pub strategy: String,
     /// The definition's final ORDER BY over output positions, applied by the user-facing view
     /// (see `order`); the storage is maintained without it.
-    #[serde(default)]
-    pub order_by: Option<String>,
+    #[serde(default, deserialize_with = "crate::order::stored::order")]
+    pub order_by: Option<crate::order::Order>,
     /// The definition's final LIMIT/OFFSET, applied with `order_by` by the output view over the
     /// whole result the storage keeps (see `order`).
-    #[serde(default)]
-    pub limit: Option<String>,
+    #[serde(default, deserialize_with = "crate::order::stored::limit")]
+    pub limit: Option<crate::order::Limit>,
     /// For EXCEPT/INTERSECT maintained as a count of each side (see `set_ops`): `columns` and
     /// `types` end with the two counts, which the output turns into rows and hides.
     #[serde(default)]

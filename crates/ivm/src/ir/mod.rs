@@ -12,7 +12,9 @@ use std::fmt;
 mod query;
 mod stmt;
 
-pub use query::{ast_select, Cte, From, GroupBy, Item, JoinKind, Name, Query, Select};
+pub use query::{
+    ast_select, Cte, From, GroupBy, Item, JoinKind, Name, OrderBy, Query, Select, Sort,
+};
 pub use stmt::{Action, Stmt, When};
 
 use sqlparser::ast::helpers::attached_token::AttachedToken;

@@ -73,8 +73,8 @@ pub struct Cte {
     pub materialized: bool,
 }
 
-/// `SELECT items FROM from WHERE filter… GROUP BY … HAVING having… LIMIT limit`; the filter and
-/// HAVING are conjunctions, each conjunct its own entry.
+/// `SELECT items FROM from WHERE filter… GROUP BY … HAVING having… ORDER BY … LIMIT limit
+/// OFFSET offset`; the filter and HAVING are conjunctions, each conjunct its own entry.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Select {
     pub distinct: bool,
@@ -83,9 +83,59 @@ pub struct Select {
     pub filter: Vec<Expr>,
     pub group_by: GroupBy,
     pub having: Vec<Expr>,
+    pub order_by: Option<OrderBy>,
     pub limit: Option<u64>,
+    pub offset: Option<u64>,
     /// `QUALIFY` (a window view's filter over its window functions).
     pub qualify: Option<Expr>,
+}
+
+/// `ORDER BY ALL [options]` or `ORDER BY e [options], …`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OrderBy {
+    All(Sort),
+    Exprs(Vec<(Expr, Sort)>),
+}
+
+/// `[ASC | DESC] [NULLS FIRST | LAST]`, each None when not written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sort {
+    pub asc: Option<bool>,
+    pub nulls_first: Option<bool>,
+}
+
+impl Sort {
+    fn to_ast(self) -> ast::OrderByOptions {
+        ast::OrderByOptions {
+            sort: self.asc.map(|asc| match asc {
+                true => ast::OrderBySort::Asc,
+                false => ast::OrderBySort::Desc,
+            }),
+            nulls_first: self.nulls_first,
+        }
+    }
+}
+
+impl OrderBy {
+    fn to_ast(&self) -> ast::OrderBy {
+        let kind = match self {
+            OrderBy::All(sort) => ast::OrderByKind::All(sort.to_ast()),
+            OrderBy::Exprs(items) => ast::OrderByKind::Expressions(
+                items
+                    .iter()
+                    .map(|(e, sort)| ast::OrderByExpr {
+                        expr: e.to_ast(),
+                        options: sort.to_ast(),
+                        with_fill: None,
+                    })
+                    .collect(),
+            ),
+        };
+        ast::OrderBy {
+            kind,
+            interpolate: None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -467,19 +517,25 @@ impl Query {
             }
             q => (None, q.set_expr()),
         };
-        let limit = match self {
-            Query::Select(s) => s.limit,
-            _ => None,
+        let (order_by, limit, offset) = match self {
+            Query::Select(s) => (s.order_by.as_ref().map(OrderBy::to_ast), s.limit, s.offset),
+            _ => (None, None, None),
         };
+        let count = |n: u64| Expr::Int(n as i64).to_ast();
+        let limit_clause =
+            (limit.is_some() || offset.is_some()).then(|| ast::LimitClause::LimitOffset {
+                limit: limit.map(count),
+                offset: offset.map(|n| ast::Offset {
+                    value: count(n),
+                    rows: ast::OffsetRows::None,
+                }),
+                limit_by: Vec::new(),
+            });
         ast::Query {
             with,
             body: Box::new(body),
-            order_by: None,
-            limit_clause: limit.map(|n| ast::LimitClause::LimitOffset {
-                limit: Some(Expr::Int(n as i64).to_ast()),
-                offset: None,
-                limit_by: Vec::new(),
-            }),
+            order_by,
+            limit_clause,
             fetch: None,
             locks: Vec::new(),
             for_clause: None,

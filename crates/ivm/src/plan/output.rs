@@ -75,7 +75,15 @@ pub fn output_view_sql(plan: &Plan) -> String {
         super::aggregate::named(&super::storage(plan.id), "_mv_s"),
     );
     match (&plan.limit, &plan.order_by) {
-        (Some(limit), Some(order)) => format!("SELECT * FROM ({all}) AS _mv_o {order} {limit}"),
+        (Some(limit), Some(order)) => Query::select(Select {
+            items: vec![Item::Star],
+            from: vec![From::query(all, "_mv_o")],
+            order_by: Some(order.to_ir()),
+            limit: limit.limit,
+            offset: limit.offset,
+            ..Select::default()
+        })
+        .to_string(),
         _ => all.to_string(),
     }
 }
@@ -83,11 +91,16 @@ pub fn output_view_sql(plan: &Plan) -> String {
 /// Body of the user-facing view of a populated materialized view: the output rows, in the
 /// definition's order when it has one.
 pub fn user_view_sql(plan: &Plan) -> String {
-    let out = output_view(plan.id);
-    match &plan.order_by {
-        Some(order) => format!("SELECT * FROM {out} {order}"),
-        None => format!("SELECT * FROM {out}"),
-    }
+    Query::select(Select {
+        items: vec![Item::Star],
+        from: vec![From::Table {
+            name: ir::Name::of(&output_view(plan.id)),
+            alias: None,
+        }],
+        order_by: plan.order_by.as_ref().map(|o| o.to_ir()),
+        ..Select::default()
+    })
+    .to_string()
 }
 
 /// Body of the user-facing view while the materialized view is unpopulated: reading it fails
