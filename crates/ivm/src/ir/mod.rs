@@ -9,12 +9,14 @@
 use std::borrow::Cow;
 use std::fmt;
 
+mod name;
+mod order_by;
 mod query;
 mod stmt;
 
-pub use query::{
-    ast_select, Cte, From, GroupBy, Item, JoinKind, Name, OrderBy, Query, Select, Sort,
-};
+pub use name::Name;
+pub use order_by::{OrderBy, Sort};
+pub use query::{ast_select, Cte, From, GroupBy, Item, JoinKind, Query, Select};
 pub use stmt::{Action, Stmt, When};
 
 use sqlparser::ast::helpers::attached_token::AttachedToken;

@@ -11,50 +11,7 @@ use sqlparser::ast::{
 };
 use std::fmt;
 
-use super::{all, quoted, Expr};
-
-/// A relation's name, one part per dot (`_duckmv`, `mv_3`); every part is quoted when printed.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Name(pub Vec<String>);
-
-impl Name {
-    /// The name of a relation as the plan stores it: quoted or bare parts joined by dots
-    /// (`"main"."t"`, `_duckmv.d_3_t`).
-    pub fn of(stored: &str) -> Name {
-        let mut parts = Vec::new();
-        let mut cur = String::new();
-        let mut quoted = false;
-        let mut chars = stored.trim().chars().peekable();
-        while let Some(c) = chars.next() {
-            match c {
-                '"' if quoted && chars.peek() == Some(&'"') => {
-                    cur.push('"');
-                    chars.next();
-                }
-                '"' => quoted = !quoted,
-                '.' if !quoted => parts.push(std::mem::take(&mut cur)),
-                _ => cur.push(c),
-            }
-        }
-        parts.push(cur);
-        Name(parts)
-    }
-
-    pub fn to_ast(&self) -> ObjectName {
-        ObjectName(
-            self.0
-                .iter()
-                .map(|p| ObjectNamePart::Identifier(quoted(p)))
-                .collect(),
-        )
-    }
-}
-
-impl fmt::Display for Name {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.to_ast().fmt(f)
-    }
-}
+use super::{all, quoted, Expr, Name, OrderBy};
 
 /// A query: a SELECT, a UNION ALL of queries, a VALUES list, or a query with CTEs.
 #[derive(Clone, Debug, PartialEq)]
@@ -88,54 +45,6 @@ pub struct Select {
     pub offset: Option<u64>,
     /// `QUALIFY` (a window view's filter over its window functions).
     pub qualify: Option<Expr>,
-}
-
-/// `ORDER BY ALL [options]` or `ORDER BY e [options], …`.
-#[derive(Clone, Debug, PartialEq)]
-pub enum OrderBy {
-    All(Sort),
-    Exprs(Vec<(Expr, Sort)>),
-}
-
-/// `[ASC | DESC] [NULLS FIRST | LAST]`, each None when not written.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Sort {
-    pub asc: Option<bool>,
-    pub nulls_first: Option<bool>,
-}
-
-impl Sort {
-    fn to_ast(self) -> ast::OrderByOptions {
-        ast::OrderByOptions {
-            sort: self.asc.map(|asc| match asc {
-                true => ast::OrderBySort::Asc,
-                false => ast::OrderBySort::Desc,
-            }),
-            nulls_first: self.nulls_first,
-        }
-    }
-}
-
-impl OrderBy {
-    fn to_ast(&self) -> ast::OrderBy {
-        let kind = match self {
-            OrderBy::All(sort) => ast::OrderByKind::All(sort.to_ast()),
-            OrderBy::Exprs(items) => ast::OrderByKind::Expressions(
-                items
-                    .iter()
-                    .map(|(e, sort)| ast::OrderByExpr {
-                        expr: e.to_ast(),
-                        options: sort.to_ast(),
-                        with_fill: None,
-                    })
-                    .collect(),
-            ),
-        };
-        ast::OrderBy {
-            kind,
-            interpolate: None,
-        }
-    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -31,12 +31,6 @@ pub(super) fn delta(sources: &[Source], sa: &SubAgg, changed: &[bool]) -> Option
     let keys = group_cols(a);
     let names = rel_names(&input);
     let cols = || names.iter().map(|c| Item::Expr(ir::bare(c.clone()), None));
-    let col_exprs = || {
-        names
-            .iter()
-            .map(|c| ir::bare(c.clone()))
-            .collect::<Vec<_>>()
-    };
     // Which groups, and the old rows: the change is read twice, so it is computed once.
     let mut ctes = vec![Cte {
         name: "_mv_rd".into(),
@@ -73,6 +67,33 @@ pub(super) fn delta(sources: &[Source], sa: &SubAgg, changed: &[bool]) -> Option
         vec![From::query(cur, "_mv_i")],
     )
     .filtered(touched);
+    let before = agg_state_over(a, old_rows(names, current), Vec::new());
+    let state = Query::With {
+        ctes,
+        body: Box::new(Query::union_all(vec![
+            Query::select(Select::new(
+                vec![Item::Star, Item::named(Expr::Int(1).big_int(), "_mv_mult")],
+                vec![From::query(now, "_mv_n")],
+            )),
+            Query::select(Select::new(
+                vec![Item::Star, Item::Expr(Expr::Int(-1).big_int(), None)],
+                vec![From::query(before, "_mv_b")],
+            )),
+        ])),
+    };
+    Some(sub_agg_sql(sa, state, true))
+}
+
+/// The touched groups' rows as they were: the current rows (`current`, each with `_mv_mult` 1)
+/// with the change taken back, each row as often as its net count.
+fn old_rows(names: &[String], current: Select) -> Query {
+    let cols = || names.iter().map(|c| Item::Expr(ir::bare(c.clone()), None));
+    let col_exprs = || {
+        names
+            .iter()
+            .map(|c| ir::bare(c.clone()))
+            .collect::<Vec<_>>()
+    };
     let undone = Select::new(
         cols()
             .chain([Item::Expr(ir::bare("_mv_mult").neg(), None)])
@@ -95,23 +116,8 @@ pub(super) fn delta(sources: &[Source], sa: &SubAgg, changed: &[bool]) -> Option
         args: vec![ir::col("_mv_o", "_mv_m")],
         alias: None,
     };
-    let old = Select::new(
+    Query::select(Select::new(
         cols().collect(),
         vec![From::query(Query::select(netted), "_mv_o"), repeat],
-    );
-    let before = agg_state_over(a, Query::select(old), Vec::new());
-    let state = Query::With {
-        ctes,
-        body: Box::new(Query::union_all(vec![
-            Query::select(Select::new(
-                vec![Item::Star, Item::named(Expr::Int(1).big_int(), "_mv_mult")],
-                vec![From::query(now, "_mv_n")],
-            )),
-            Query::select(Select::new(
-                vec![Item::Star, Item::Expr(Expr::Int(-1).big_int(), None)],
-                vec![From::query(before, "_mv_b")],
-            )),
-        ])),
-    };
-    Some(sub_agg_sql(sa, state, true))
+    ))
 }
