@@ -812,6 +812,16 @@ fn late_committing_writer_is_neither_skipped_nor_applied_twice() {
     );
 }
 
+/// The one delta view (as `_duckmv.name`) and the one change log of a database with one view
+/// over one table.
+fn delta_view_and_log(db: &mut Db) -> (String, String) {
+    let delta = "SELECT view_name FROM duckdb_views() WHERE schema_name = '_duckmv' \
+                 AND view_name LIKE 'd\\_%' ESCAPE '\\'";
+    let name = db.text(delta)[0][0].clone().unwrap();
+    let log = db.text("SELECT log_table FROM _duckmv.change_logs")[0][0].clone();
+    (format!("_duckmv.{name}"), log.unwrap())
+}
+
 /// A delta view of the earlier layout (its log position read by a scalar subquery) is
 /// redefined by the start-up upgrade, and the view keeps refreshing exactly across it.
 #[test]
@@ -820,12 +830,7 @@ fn upgrade_redefines_delta_views_of_the_earlier_layout() {
     db.run("CREATE TABLE t (k INT, v INT); INSERT INTO t VALUES (1, 10), (2, 20)");
     let q = "SELECT k, sum(v) AS s FROM t GROUP BY k";
     db.create("mv", q);
-    let delta = "SELECT view_name FROM duckdb_views() WHERE schema_name = '_duckmv' AND view_name LIKE 'd\\_%' ESCAPE '\\'";
-    let name = db.text(delta)[0][0].clone().unwrap();
-    let log = db.text("SELECT log_table FROM _duckmv.change_logs")[0][0]
-        .clone()
-        .unwrap();
-    let reader = format!("_duckmv.{name}");
+    let (reader, log) = delta_view_and_log(&mut db);
     db.run(&format!(
         "CREATE OR REPLACE VIEW {reader} AS SELECT k, v, _mv_mult FROM {log} \
          WHERE _mv_pos > (SELECT consumed FROM _duckmv.log_readers WHERE reader = '{reader}')"
@@ -851,11 +856,7 @@ fn upgrade_consolidates_delta_views_that_read_raw_rows() {
     db.run("CREATE TABLE t (k INT, v INT); INSERT INTO t VALUES (1, 10), (2, 20)");
     let q = "SELECT k, max(v) AS hi FROM t GROUP BY k";
     db.create("mv", q);
-    let delta = "SELECT view_name FROM duckdb_views() WHERE schema_name = '_duckmv' AND view_name LIKE 'd\\_%' ESCAPE '\\'";
-    let reader = format!("_duckmv.{}", db.text(delta)[0][0].clone().unwrap());
-    let log = db.text("SELECT log_table FROM _duckmv.change_logs")[0][0]
-        .clone()
-        .unwrap();
+    let (reader, log) = delta_view_and_log(&mut db);
     db.run(&format!(
         "CREATE OR REPLACE VIEW {reader} AS SELECT _mv_l.k, _mv_l.v, _mv_l._mv_mult \
          FROM {log} AS _mv_l, _duckmv.log_readers AS _mv_r \

@@ -34,11 +34,7 @@ pub enum Order {
 }
 
 /// `[ASC | DESC] [NULLS FIRST | LAST]`, each None when the definition did not say.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
-pub struct Dir {
-    pub asc: Option<bool>,
-    pub nulls_first: Option<bool>,
-}
+pub type Dir = ir::Sort;
 
 /// A constant `LIMIT n` and/or `OFFSET m`.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
@@ -49,33 +45,28 @@ pub struct Limit {
 
 impl Order {
     pub fn to_ir(&self) -> ir::OrderBy {
-        let sort = |d: &Dir| ir::Sort {
-            asc: d.asc,
-            nulls_first: d.nulls_first,
-        };
         match self {
-            Order::All(d) => ir::OrderBy::All(sort(d)),
+            Order::All(d) => ir::OrderBy::All(*d),
             Order::Positions(items) => ir::OrderBy::Exprs(
                 items
                     .iter()
-                    .map(|(p, d)| (ir::Expr::Int(*p as i64), sort(d)))
+                    .map(|(p, d)| (ir::Expr::Int(*p as i64), *d))
                     .collect(),
             ),
         }
     }
 }
 
-impl Dir {
-    fn of(options: &OrderByOptions) -> Dir {
-        Dir {
-            asc: match options.sort {
-                Some(OrderBySort::Asc) => Some(true),
-                Some(OrderBySort::Desc) => Some(false),
-                // USING is refused before an order is read (see `position`).
-                _ => None,
-            },
-            nulls_first: options.nulls_first,
-        }
+/// The direction of an ORDER BY item as the definition wrote it.
+fn dir_of(options: &OrderByOptions) -> Dir {
+    Dir {
+        asc: match options.sort {
+            Some(OrderBySort::Asc) => Some(true),
+            Some(OrderBySort::Desc) => Some(false),
+            // USING is refused before an order is read (see `position`).
+            _ => None,
+        },
+        nulls_first: options.nulls_first,
     }
 }
 
@@ -193,9 +184,9 @@ fn positional(order: &OrderBy, names: &[String]) -> Result<Order, String> {
         OrderByKind::All(options) if matches!(options.sort, Some(OrderBySort::Using(_))) => {
             Err(format!("it sorts by ALL{options}"))
         }
-        OrderByKind::All(options) => Ok(Order::All(Dir::of(options))),
+        OrderByKind::All(options) => Ok(Order::All(dir_of(options))),
         OrderByKind::Expressions(items) if is_all(items, names) => {
-            Ok(Order::All(Dir::of(&items[0].options)))
+            Ok(Order::All(dir_of(&items[0].options)))
         }
         OrderByKind::Expressions(items) => {
             let parts: Result<Vec<(usize, Dir)>, String> =
@@ -240,7 +231,7 @@ fn position(item: &OrderByExpr, names: &[String]) -> Result<(usize, Dir), String
         _ => None,
     };
     match pos {
-        Some(p) => Ok((p, Dir::of(&item.options))),
+        Some(p) => Ok((p, dir_of(&item.options))),
         None => Err(format!(
             "it sorts by {}, which is not a column of the view",
             item.expr

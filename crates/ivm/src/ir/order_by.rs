@@ -1,5 +1,6 @@
 //! `ORDER BY` of a generated query: by all columns or by expressions, each with its direction.
 
+use serde::{Deserialize, Serialize};
 use sqlparser::ast;
 
 use super::Expr;
@@ -11,8 +12,9 @@ pub enum OrderBy {
     Exprs(Vec<(Expr, Sort)>),
 }
 
-/// `[ASC | DESC] [NULLS FIRST | LAST]`, each None when not written.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// `[ASC | DESC] [NULLS FIRST | LAST]`, each None when not written. Stored in plans (a view's
+/// final ORDER BY, see `order`), hence serde.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Sort {
     pub asc: Option<bool>,
     pub nulls_first: Option<bool>,
