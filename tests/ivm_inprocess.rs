@@ -812,25 +812,25 @@ fn late_committing_writer_is_neither_skipped_nor_applied_twice() {
     );
 }
 
-/// The one delta view (as `_duckmv.name`) and the one change log of a database with one view
-/// over one table.
-fn delta_view_and_log(db: &mut Db) -> (String, String) {
+/// A database with one view of `query` over t(k, v) holding two rows; the view's one delta
+/// view (as `_duckmv.name`) and the table's change log.
+fn one_view_over_t(query: &str) -> (Db, String, String) {
+    let mut db = Db::new();
+    db.run("CREATE TABLE t (k INT, v INT); INSERT INTO t VALUES (1, 10), (2, 20)");
+    db.create("mv", query);
     let delta = "SELECT view_name FROM duckdb_views() WHERE schema_name = '_duckmv' \
                  AND view_name LIKE 'd\\_%' ESCAPE '\\'";
     let name = db.text(delta)[0][0].clone().unwrap();
     let log = db.text("SELECT log_table FROM _duckmv.change_logs")[0][0].clone();
-    (format!("_duckmv.{name}"), log.unwrap())
+    (db, format!("_duckmv.{name}"), log.unwrap())
 }
 
 /// A delta view of the earlier layout (its log position read by a scalar subquery) is
 /// redefined by the start-up upgrade, and the view keeps refreshing exactly across it.
 #[test]
 fn upgrade_redefines_delta_views_of_the_earlier_layout() {
-    let mut db = Db::new();
-    db.run("CREATE TABLE t (k INT, v INT); INSERT INTO t VALUES (1, 10), (2, 20)");
     let q = "SELECT k, sum(v) AS s FROM t GROUP BY k";
-    db.create("mv", q);
-    let (reader, log) = delta_view_and_log(&mut db);
+    let (mut db, reader, log) = one_view_over_t(q);
     db.run(&format!(
         "CREATE OR REPLACE VIEW {reader} AS SELECT k, v, _mv_mult FROM {log} \
          WHERE _mv_pos > (SELECT consumed FROM _duckmv.log_readers WHERE reader = '{reader}')"
@@ -852,11 +852,8 @@ fn upgrade_redefines_delta_views_of_the_earlier_layout() {
 /// here), and the view keeps refreshing exactly across it.
 #[test]
 fn upgrade_consolidates_delta_views_that_read_raw_rows() {
-    let mut db = Db::new();
-    db.run("CREATE TABLE t (k INT, v INT); INSERT INTO t VALUES (1, 10), (2, 20)");
     let q = "SELECT k, max(v) AS hi FROM t GROUP BY k";
-    db.create("mv", q);
-    let (reader, log) = delta_view_and_log(&mut db);
+    let (mut db, reader, log) = one_view_over_t(q);
     db.run(&format!(
         "CREATE OR REPLACE VIEW {reader} AS SELECT _mv_l.k, _mv_l.v, _mv_l._mv_mult \
          FROM {log} AS _mv_l, _duckmv.log_readers AS _mv_r \
