@@ -588,3 +588,42 @@ async fn inserts_with_an_old_snapshot_go_on_updates_fail() {
     exec(&a, "REFRESH MATERIALIZED VIEW tv").await;
     oracle(&a, "tv", q, "inserts committed with a stale snapshot").await;
 }
+
+/// A view with a final ORDER BY created in the same transaction as its table (several
+/// statements in one `psql -c` run as one): the table is not committed when the definition is
+/// analysed, and the view is still maintained without its ORDER BY, not recomputed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ordered_view_created_with_its_table_is_incremental() {
+    let server = TestServer::start();
+    let c = server.client().await;
+    let q = "SELECT g, sum(v) AS s, count(*) AS n FROM t GROUP BY g ORDER BY s DESC, g";
+    exec(
+        &c,
+        &format!(
+            "CREATE TABLE t (g INT, v INT); \
+             INSERT INTO t SELECT i % 5, i FROM range(50) r(i); \
+             CREATE MATERIALIZED VIEW o AS {q}"
+        ),
+    )
+    .await;
+    let strategy = dump(&c, "SELECT strategy FROM duckmv.views WHERE name = 'o'").await;
+    assert!(strategy.starts_with("incremental"), "{strategy}");
+    exec(
+        &c,
+        "INSERT INTO t VALUES (9, 1000), (1, -400); DELETE FROM t WHERE v % 7 = 0",
+    )
+    .await;
+    exec(&c, "REFRESH MATERIALIZED VIEW o").await;
+    oracle(&c, "o", q, "after a refresh").await;
+    let mode = dump(
+        &c,
+        "SELECT last_refresh_mode FROM duckmv.views WHERE name = 'o'",
+    )
+    .await;
+    assert_eq!(mode, "incremental");
+    // The view's rows come in the ORDER BY's order.
+    assert_eq!(
+        dump(&c, "SELECT g FROM o").await,
+        dump(&c, &format!("SELECT g FROM ({q})")).await
+    );
+}

@@ -27,8 +27,7 @@ pub fn define(
     types: Vec<String>,
 ) -> Result<Defined, IvmError> {
     let ordered = order::split(query, query_names);
-    let reordered =
-        ordered.query != query && describes(db, &ordered.query)?.as_deref() == Some(&types[..]);
+    let reordered = ordered.query != query && same_columns(db, &ordered.query, query, &types)?;
     let maintained = if reordered {
         ordered.query.as_str()
     } else {
@@ -105,6 +104,22 @@ fn counted_compile(
     let mut names = columns.to_vec();
     names.extend([set_ops::LEFT.to_string(), set_ops::RIGHT.to_string()]);
     Ok(Some(compile::compile(db, id, counted, names, described)?))
+}
+
+/// Whether `stripped`, the definition `query` without its final ORDER BY/LIMIT, describes the
+/// same `types`. When neither binds on a connection of its own, the definition reads tables
+/// created in this transaction, which that connection cannot see; the strip took clauses off
+/// the syntax tree and left the columns as they were, so the answer is yes.
+fn same_columns(
+    db: &mut dyn Sql,
+    stripped: &str,
+    query: &str,
+    types: &[String],
+) -> Result<bool, IvmError> {
+    match describes(db, stripped)? {
+        Some(described) => Ok(described == types),
+        None => Ok(!db.binds_alone(&format!("DESCRIBE {query}"))),
+    }
 }
 
 /// The column types of `query`, or None when DuckDB cannot describe it. Asked of a statement
