@@ -18,6 +18,11 @@ fn aggregate() {
 }
 
 #[test]
+fn floats() {
+    check("floats");
+}
+
+#[test]
 fn join() {
     check("join");
 }

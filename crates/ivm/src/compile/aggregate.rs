@@ -3,11 +3,12 @@
 //! HAVING rewritten over the storage's state columns.
 
 use super::reasons::Why;
+use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
     DuplicateTreatment, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, GroupByExpr, Ident,
-    Select, SelectItem, Visit, VisitMut, VisitorMut,
+    InTarget, Select, SelectItem, Value, Visit, VisitMut, VisitorMut,
 };
 
 use super::super::agg;
@@ -15,7 +16,7 @@ use super::super::ir;
 use super::super::plan::{AggFn, AggKind, Aggregate};
 use super::super::user_expr::{fill_holes, hole, hole_index, Hole, UserExpr};
 use super::support::{aggregate_call, fn_name};
-use super::{filter, full, select_tests, whole_call, Analyzer, FnVisitor, Scope, R};
+use super::{filter, full, select_tests, whole_call, Analyzer, BlockFrom, FnVisitor, Scope, R};
 
 /// Aggregates a block refers to, with their state slots and argument columns.
 #[derive(Default)]
@@ -24,6 +25,10 @@ struct AggCollector {
     args: Vec<Expr>,
     /// Whether MIN/MAX keep candidates (`agg::kept`).
     keep: bool,
+    /// Arguments (as text) of floating-point type: their SUM and AVG are kept whole, since a
+    /// sum of doubles taken back by subtraction need not equal the sum of the rows left
+    /// (0.1 + 0.7 - 0.7 is not 0.1), and the view must hold what its query computes.
+    inexact: HashSet<String>,
 }
 
 impl AggCollector {
@@ -87,23 +92,14 @@ impl Analyzer<'_> {
         let from = self.from(s, scope)?;
         let groups = self.group_keys(s, &from.columns)?;
         let keys: Vec<String> = groups.iter().map(Expr::to_string).collect();
-        let ngroups = groups.len();
-        let mut col = AggCollector {
-            keep,
-            ..AggCollector::default()
-        };
-        let mut outputs = Vec::new();
-        for item in &s.projection {
-            let e = match item {
-                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e,
-                _ => return full(Why::StarInAnAggregateQuery),
-            };
-            outputs.push(UserExpr::new(self.rewrite_over_state(e, &keys, &mut col)?));
+        let mut state = self.aggregate_state(s, &keys, keep, HashSet::new())?;
+        // SUM/AVG of floating-point arguments are kept whole: classified again knowing them.
+        let inexact = self.inexact_sum_args(&from, &state.0)?;
+        if !inexact.is_empty() {
+            state = self.aggregate_state(s, &keys, keep, inexact)?;
         }
-        let having = match &s.having {
-            Some(h) => Some(UserExpr::new(self.rewrite_over_state(h, &keys, &mut col)?)),
-            None => None,
-        };
+        let (col, outputs, having) = state;
+        let ngroups = groups.len();
         let mut select: Vec<UserExpr> = groups.into_iter().map(UserExpr::new).collect();
         select.extend(col.args.iter().cloned().map(UserExpr::new));
         let mut names: Vec<String> = (1..=ngroups).map(|i| format!("_g{i}")).collect();
@@ -117,6 +113,82 @@ impl Analyzer<'_> {
             having,
             copies: Vec::new(),
         })
+    }
+
+    /// The aggregates of the select list and HAVING, and both rewritten over their state.
+    fn aggregate_state(
+        &self,
+        s: &Select,
+        keys: &[String],
+        keep: bool,
+        inexact: HashSet<String>,
+    ) -> R<(AggCollector, Vec<UserExpr>, Option<UserExpr>)> {
+        let mut col = AggCollector {
+            keep,
+            inexact,
+            ..AggCollector::default()
+        };
+        let mut outputs = Vec::new();
+        for item in &s.projection {
+            let e = match item {
+                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e,
+                _ => return full(Why::StarInAnAggregateQuery),
+            };
+            outputs.push(UserExpr::new(self.rewrite_over_state(e, keys, &mut col)?));
+        }
+        let having = match &s.having {
+            Some(h) => Some(UserExpr::new(self.rewrite_over_state(h, keys, &mut col)?)),
+            None => None,
+        };
+        Ok((col, outputs, having))
+    }
+
+    /// The arguments (as text) of the SUM/AVG states of `col` whose type is floating-point,
+    /// asked of DuckDB over the block's FROM (its filters may be placeholders of copies).
+    fn inexact_sum_args(&mut self, from: &BlockFrom, col: &AggCollector) -> R<HashSet<String>> {
+        let summed: Vec<&Expr> = col
+            .args
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| {
+                let name = format!("_a{}", i + 1);
+                col.aggs.iter().any(|(_, f)| {
+                    !f.distinct
+                        && matches!(f.kind, AggKind::Sum | AggKind::Avg)
+                        && f.arg.as_deref() == Some(&name)
+                })
+            })
+            .map(|(_, e)| e)
+            .filter(|e| resolves(e, &from.visible))
+            .collect();
+        if summed.is_empty() {
+            return Ok(HashSet::new());
+        }
+        let t =
+            super::super::ops::Term::cur(super::super::ops::items_cur(&self.sources, &from.items));
+        let items = summed.iter().enumerate().map(|(i, e)| {
+            // A select-list test is a placeholder until its copy is filled; NULL types alike.
+            let mut e = UserExpr::new((*e).clone());
+            e.fill(Hole::SelectTest, |_| Expr::value(Value::Null));
+            ir::Item::Expr(ir::user(e.ast()), Some(format!("_sum{}", i + 1)))
+        });
+        let probe = ir::Query::select(t.select(items.collect()));
+        let rows = self.db.query(&format!("DESCRIBE {probe}"))?;
+        let float = |r: &Vec<Option<String>>| {
+            let t = r
+                .get(1)
+                .cloned()
+                .flatten()
+                .unwrap_or_default()
+                .to_uppercase();
+            t.starts_with("FLOAT") || t.starts_with("DOUBLE") || t.starts_with("REAL")
+        };
+        Ok(summed
+            .iter()
+            .zip(&rows)
+            .filter(|(_, r)| float(r))
+            .map(|(e, _)| e.to_string())
+            .collect())
     }
 
     /// The GROUP BY keys, each once: positional and alias keys refer to the select list,
@@ -234,6 +306,30 @@ fn same_column(group: &str, e: &Expr) -> bool {
     }
 }
 
+/// Whether every column `e` reads is one of the block's `visible` (quoted alias, columns) and
+/// it holds no subquery (select-list tests are placeholders): only then can DuckDB type it over the block's FROM alone (a failed
+/// statement would end the writer's transaction).
+fn resolves(e: &Expr, visible: &[(String, Vec<String>)]) -> bool {
+    let has = |cols: &Vec<String>, c: &Ident| cols.iter().any(|x| x.eq_ignore_ascii_case(&c.value));
+    let mut ok = true;
+    let _ = e.visit(&mut FnVisitor(|x: &Expr| match x {
+        Expr::Identifier(c) => {
+            ok &= hole_index(Hole::SelectTest, x).is_some()
+                || visible.iter().any(|(_, cols)| has(cols, c))
+        }
+        Expr::CompoundIdentifier(parts) if parts.len() >= 2 => {
+            let (c, a) = (&parts[parts.len() - 1], &parts[parts.len() - 2]);
+            ok &= visible.iter().any(|(alias, cols)| {
+                alias.trim_matches('"').eq_ignore_ascii_case(&a.value) && has(cols, c)
+            })
+        }
+        Expr::CompoundIdentifier(_) | Expr::Subquery(_) | Expr::Exists { .. } => ok = false,
+        Expr::In { target, .. } if !matches!(target, InTarget::List(_)) => ok = false,
+        _ => {}
+    }));
+    ok
+}
+
 struct StateRewriter<'x, 'a> {
     an: &'x Analyzer<'a>,
     groups: &'x [String],
@@ -281,6 +377,12 @@ impl StateRewriter<'_, '_> {
             Some(cond) => filter::filtered(kind, arg, cond)
                 .ok_or_else(|| Why::FilterTestsSubquery.with(&name))?,
         };
+        let floating = arg
+            .as_ref()
+            .is_some_and(|a| self.col.inexact.contains(&a.to_string()));
+        if floating && !distinct && matches!(kind, AggKind::Sum | AggKind::Avg) {
+            return self.whole(f);
+        }
         let text = arg.as_ref().map(Expr::to_string).unwrap_or_default();
         let key = format!("{kind:?}:{distinct}:{text}");
         if let Some(pos) = self.col.aggs.iter().position(|(k, _)| *k == key) {
