@@ -23,6 +23,11 @@ fn floats() {
 }
 
 #[test]
+fn variance() {
+    check("variance");
+}
+
+#[test]
 fn join() {
     check("join");
 }

@@ -20,6 +20,7 @@ mod count_star;
 mod distinct;
 mod extreme;
 pub mod kept;
+mod moments;
 mod sum;
 mod whole;
 
@@ -40,6 +41,10 @@ pub enum AggKind {
     BoolAnd,
     BoolOr,
     CountIf,
+    VarSamp,
+    VarPop,
+    StddevSamp,
+    StddevPop,
     /// Any other deterministic aggregate, kept as its whole call (`AggFn::call`).
     Whole,
 }
@@ -151,6 +156,10 @@ pub fn of(f: &AggFn) -> &'static dyn Aggregator {
         (AggKind::BoolAnd, _) => &boolean::AND,
         (AggKind::BoolOr, _) => &boolean::OR,
         (AggKind::CountIf, _) => &count_if::CountIf,
+        (AggKind::VarSamp, _) => &moments::VAR_SAMP,
+        (AggKind::VarPop, _) => &moments::VAR_POP,
+        (AggKind::StddevSamp, _) => &moments::STDDEV_SAMP,
+        (AggKind::StddevPop, _) => &moments::STDDEV_POP,
         (AggKind::Whole, _) => &whole::Whole,
     }
 }
@@ -167,7 +176,22 @@ pub const SUPPORTED: &[(&str, AggKind, bool)] = &[
     ("bool_and", AggKind::BoolAnd, true),
     ("bool_or", AggKind::BoolOr, true),
     ("count_if", AggKind::CountIf, false),
+    ("var_samp", AggKind::VarSamp, false),
+    ("variance", AggKind::VarSamp, false),
+    ("var_pop", AggKind::VarPop, false),
+    ("stddev_samp", AggKind::StddevSamp, false),
+    ("stddev", AggKind::StddevSamp, false),
+    ("stddev_pop", AggKind::StddevPop, false),
 ];
+
+/// Whether `kind` is a variance or standard deviation (`moments`): its argument must be
+/// exact, and an integer one is widened to HUGEINT so that its square cannot overflow.
+pub fn is_moment(kind: AggKind) -> bool {
+    matches!(
+        kind,
+        AggKind::VarSamp | AggKind::VarPop | AggKind::StddevSamp | AggKind::StddevPop
+    )
+}
 
 /// The kind a function name calls, and whether DISTINCT is maintained for it.
 pub fn kind_of(name: &str) -> Option<(AggKind, bool)> {

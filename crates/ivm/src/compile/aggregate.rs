@@ -3,7 +3,7 @@
 //! HAVING rewritten over the storage's state columns.
 
 use super::reasons::Why;
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
@@ -25,10 +25,12 @@ struct AggCollector {
     args: Vec<Expr>,
     /// Whether MIN/MAX keep candidates (`agg::kept`).
     keep: bool,
-    /// Arguments (as text) of floating-point type: their SUM and AVG are kept whole, since a
-    /// sum of doubles taken back by subtraction need not equal the sum of the rows left
-    /// (0.1 + 0.7 - 0.7 is not 0.1), and the view must hold what its query computes.
-    inexact: HashSet<String>,
+    /// The DuckDB types of SUM/AVG and variance arguments (by their text), once asked; None
+    /// on the first pass. SUM and AVG of floating-point values are kept whole, since a sum of
+    /// doubles taken back by subtraction need not equal the sum of the rows left (0.1 + 0.7 -
+    /// 0.7 is not 0.1) and the view must hold what its query computes; a variance keeps exact
+    /// sums of squares, so its argument must be an integer (widened) or a decimal.
+    types: Option<HashMap<String, String>>,
 }
 
 impl AggCollector {
@@ -92,11 +94,12 @@ impl Analyzer<'_> {
         let from = self.from(s, scope)?;
         let groups = self.group_keys(s, &from.columns)?;
         let keys: Vec<String> = groups.iter().map(Expr::to_string).collect();
-        let mut state = self.aggregate_state(s, &keys, keep, HashSet::new())?;
-        // SUM/AVG of floating-point arguments are kept whole: classified again knowing them.
-        let inexact = self.inexact_sum_args(&from, &state.0)?;
-        if !inexact.is_empty() {
-            state = self.aggregate_state(s, &keys, keep, inexact)?;
+        let mut state = self.aggregate_state(s, &keys, keep, None)?;
+        // Classified again knowing the types of the arguments that depend on them.
+        let moments = state.0.aggs.iter().any(|(_, f)| agg::is_moment(f.kind));
+        let types = self.arg_types(&from, &state.0)?;
+        if moments || types.values().any(|t| floating(t)) {
+            state = self.aggregate_state(s, &keys, keep, Some(types))?;
         }
         let (col, outputs, having) = state;
         let ngroups = groups.len();
@@ -121,11 +124,11 @@ impl Analyzer<'_> {
         s: &Select,
         keys: &[String],
         keep: bool,
-        inexact: HashSet<String>,
+        types: Option<HashMap<String, String>>,
     ) -> R<(AggCollector, Vec<UserExpr>, Option<UserExpr>)> {
         let mut col = AggCollector {
             keep,
-            inexact,
+            types,
             ..AggCollector::default()
         };
         let mut outputs = Vec::new();
@@ -143,30 +146,31 @@ impl Analyzer<'_> {
         Ok((col, outputs, having))
     }
 
-    /// The arguments (as text) of the SUM/AVG states of `col` whose type is floating-point,
-    /// asked of DuckDB over the block's FROM (its filters may be placeholders of copies).
-    fn inexact_sum_args(&mut self, from: &BlockFrom, col: &AggCollector) -> R<HashSet<String>> {
-        let summed: Vec<&Expr> = col
+    /// The types of the arguments (by their text) of the SUM/AVG and variance states of
+    /// `col`, asked of DuckDB over the block's FROM (its filters may be placeholders of copies).
+    fn arg_types(&mut self, from: &BlockFrom, col: &AggCollector) -> R<HashMap<String, String>> {
+        let typed = |f: &AggFn| {
+            (!f.distinct && matches!(f.kind, AggKind::Sum | AggKind::Avg)) || agg::is_moment(f.kind)
+        };
+        let asked: Vec<&Expr> = col
             .args
             .iter()
             .enumerate()
             .filter(|(i, _)| {
                 let name = format!("_a{}", i + 1);
-                col.aggs.iter().any(|(_, f)| {
-                    !f.distinct
-                        && matches!(f.kind, AggKind::Sum | AggKind::Avg)
-                        && f.arg.as_deref() == Some(&name)
-                })
+                col.aggs
+                    .iter()
+                    .any(|(_, f)| typed(f) && f.arg.as_deref() == Some(&name))
             })
             .map(|(_, e)| e)
             .filter(|e| resolves(e, &from.visible))
             .collect();
-        if summed.is_empty() {
-            return Ok(HashSet::new());
+        if asked.is_empty() {
+            return Ok(HashMap::new());
         }
         let t =
             super::super::ops::Term::cur(super::super::ops::items_cur(&self.sources, &from.items));
-        let items = summed.iter().enumerate().map(|(i, e)| {
+        let items = asked.iter().enumerate().map(|(i, e)| {
             // A select-list test is a placeholder until its copy is filled; NULL types alike.
             let mut e = UserExpr::new((*e).clone());
             e.fill(Hole::SelectTest, |_| Expr::value(Value::Null));
@@ -174,20 +178,13 @@ impl Analyzer<'_> {
         });
         let probe = ir::Query::select(t.select(items.collect()));
         let rows = self.db.query(&format!("DESCRIBE {probe}"))?;
-        let float = |r: &Vec<Option<String>>| {
-            let t = r
-                .get(1)
-                .cloned()
-                .flatten()
-                .unwrap_or_default()
-                .to_uppercase();
-            t.starts_with("FLOAT") || t.starts_with("DOUBLE") || t.starts_with("REAL")
-        };
-        Ok(summed
+        Ok(asked
             .iter()
             .zip(&rows)
-            .filter(|(_, r)| float(r))
-            .map(|(e, _)| e.to_string())
+            .map(|(e, r)| {
+                let t = r.get(1).cloned().flatten().unwrap_or_default();
+                (e.to_string(), t.to_uppercase())
+            })
             .collect())
     }
 
@@ -306,6 +303,23 @@ fn same_column(group: &str, e: &Expr) -> bool {
     }
 }
 
+/// Whether a DuckDB type name is a floating-point type.
+fn floating(ty: &str) -> bool {
+    ty.starts_with("FLOAT") || ty.starts_with("DOUBLE") || ty.starts_with("REAL")
+}
+
+/// Integer types whose values and squares fit HUGEINT.
+const WIDENED: [&str; 8] = [
+    "TINYINT",
+    "SMALLINT",
+    "INTEGER",
+    "BIGINT",
+    "UTINYINT",
+    "USMALLINT",
+    "UINTEGER",
+    "UBIGINT",
+];
+
 /// Whether every column `e` reads is one of the block's `visible` (quoted alias, columns) and
 /// it holds no subquery (select-list tests are placeholders): only then can DuckDB type it over the block's FROM alone (a failed
 /// statement would end the writer's transaction).
@@ -377,12 +391,9 @@ impl StateRewriter<'_, '_> {
             Some(cond) => filter::filtered(kind, arg, cond)
                 .ok_or_else(|| Why::FilterTestsSubquery.with(&name))?,
         };
-        let floating = arg
-            .as_ref()
-            .is_some_and(|a| self.col.inexact.contains(&a.to_string()));
-        if floating && !distinct && matches!(kind, AggKind::Sum | AggKind::Avg) {
+        let Some(arg) = self.typed_arg(kind, distinct, arg) else {
             return self.whole(f);
-        }
+        };
         let text = arg.as_ref().map(Expr::to_string).unwrap_or_default();
         let key = format!("{kind:?}:{distinct}:{text}");
         if let Some(pos) = self.col.aggs.iter().position(|(k, _)| *k == key) {
@@ -413,6 +424,31 @@ impl StateRewriter<'_, '_> {
             },
         ));
         Ok(self.col.aggs.len() - 1)
+    }
+
+    /// The argument of a SUM/AVG or variance as its state needs it, by its type; None when
+    /// the call must be kept whole instead (floating-point, or a type a variance cannot keep
+    /// exact sums of squares of). On the first pass, types are unknown and arguments as they
+    /// are.
+    fn typed_arg(&self, kind: AggKind, distinct: bool, arg: Option<Expr>) -> Option<Option<Expr>> {
+        let Some(types) = &self.col.types else {
+            return Some(arg);
+        };
+        let ty = arg.as_ref().and_then(|a| types.get(&a.to_string()));
+        let sum = !distinct && matches!(kind, AggKind::Sum | AggKind::Avg);
+        if sum && ty.is_some_and(|t| floating(t)) {
+            return None;
+        }
+        if !agg::is_moment(kind) {
+            return Some(arg);
+        }
+        match ty.map(String::as_str) {
+            Some(t) if WIDENED.contains(&t) => {
+                Some(arg.map(|a| ir::user(&a).cast("HUGEINT").to_ast()))
+            }
+            Some(t) if t.starts_with("DECIMAL") => Some(arg),
+            _ => None,
+        }
     }
 
     /// A call without a rule of its own, kept whole: its groups are recomputed when touched.
