@@ -26,6 +26,7 @@ mod grouped_window;
 mod grouping_sets;
 mod joins;
 mod lift;
+mod named_window;
 mod probe;
 mod query;
 mod read_columns;

@@ -26,6 +26,8 @@ const GROUPED: &str = "__mv_grouped";
 impl Analyzer<'_> {
     /// `s`, a grouped block with window functions, as its windows over the grouped block.
     pub(super) fn windows_over_groups(&self, s: &Select) -> R<Select> {
+        // Aggregates in a named window's ORDER BY are lifted where the window is used.
+        let s = &super::named_window::inline(s)?;
         let keys = self.explicit_keys(s)?;
         if keys.iter().any(|k| positional_or_alias(k, s)) {
             return full(Why::WindowOverAliasGroups);

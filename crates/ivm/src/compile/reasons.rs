@@ -120,7 +120,7 @@ reasons! {
     "Window functions" {
         WindowOverAliasGroups => "window functions over a GROUP BY of select-list aliases",
         DistinctWithWindowFunctions => "DISTINCT with window functions",
-        NamedWindow => "a named window (WINDOW … AS)",
+        NamedWindow => "a window name without a WINDOW definition",
         UnfoundWindowFunction => "a window function duckmv cannot find",
         LambdaWithWindows => "a lambda in a query with window functions",
     }

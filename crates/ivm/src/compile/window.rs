@@ -29,9 +29,7 @@ impl Analyzer<'_> {
         if s.distinct.is_some() {
             return full(Why::DistinctWithWindowFunctions);
         }
-        if !s.named_window.is_empty() {
-            return full(Why::NamedWindow);
-        }
+        let s = &super::named_window::inline(s)?;
         let mut plain = s.clone();
         plain.qualify = None;
         self.check_select(&plain)?;
