@@ -43,11 +43,6 @@ pub trait Target {
         self.rows(&sql).concat().concat()
     }
 
-    /// See [`floats_agree_in`].
-    fn floats_agree(&mut self, view: &str, query: &str) -> bool {
-        floats_agree_in(self, view, query)
-    }
-
     fn dump(&mut self, sql: &str) -> String {
         let rows = self.rows(&format!("SELECT * FROM ({sql}) AS _q ORDER BY ALL"));
         let lines: Vec<String> = rows.iter().map(|r| r.join("|")).collect();
@@ -61,7 +56,7 @@ pub trait Target {
              (({query}) EXCEPT ALL SELECT * FROM {view})) AS d"
         );
         let n = &self.rows(&sql)[0][0];
-        if n == "0" || self.floats_agree(view, query) {
+        if n == "0" || floats_agree(self, view, query) {
             return;
         }
         let mut shown = String::new();
@@ -83,7 +78,7 @@ const FLOAT_TOLERANCE: f64 = 1e-9;
 /// compared to [`FLOAT_TOLERANCE`]. A sum of doubles depends on the order of its terms, which
 /// DuckDB does not fix (its documentation: floating-point aggregates are non-deterministic
 /// with several threads), so a group recomputed alone need not match the query bit for bit.
-fn floats_agree_in<T: Target + ?Sized>(t: &mut T, view: &str, query: &str) -> bool {
+fn floats_agree<T: Target + ?Sized>(t: &mut T, view: &str, query: &str) -> bool {
     let types = t.rows(&format!(
         "SELECT column_type FROM (DESCRIBE SELECT * FROM {view})"
     ));

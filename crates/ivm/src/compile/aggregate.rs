@@ -321,8 +321,8 @@ const WIDENED: [&str; 8] = [
 ];
 
 /// Whether every column `e` reads is one of the block's `visible` (quoted alias, columns) and
-/// it holds no subquery (select-list tests are placeholders): only then can DuckDB type it over the block's FROM alone (a failed
-/// statement would end the writer's transaction).
+/// it holds no subquery (select-list tests are placeholders): only then can DuckDB type it
+/// over the block's FROM alone (a failed statement would end the writer's transaction).
 fn resolves(e: &Expr, visible: &[(String, Vec<String>)]) -> bool {
     let has = |cols: &Vec<String>, c: &Ident| cols.iter().any(|x| x.eq_ignore_ascii_case(&c.value));
     let mut ok = true;
