@@ -41,6 +41,10 @@ pub struct CaptureTxn {
     /// Whether the capture epoch must move on when this transaction ends (it fed other views'
     /// deltas, unpopulated a view, or changed materialized views).
     pub bump_at_end: bool,
+    /// Whether the server's catalog caches were read again inside this transaction (it
+    /// changed materialized views): they hold its uncommitted state, so a rollback must read
+    /// them again. Other rollbacks leave them as they are.
+    pub catalog_reread: bool,
     /// Relations views read that this transaction changed (lower-cased names: tables it wrote,
     /// views whose refresh fed other views): told to the background refresher at commit.
     changed: Vec<String>,
@@ -69,6 +73,7 @@ impl CaptureTxn {
             creating: HashSet::new(),
             refreshed: Vec::new(),
             bump_at_end: false,
+            catalog_reread: false,
             changed: Vec::new(),
         }
     }
@@ -196,6 +201,7 @@ impl CaptureTxn {
         let lock = &self.shared.capture_lock;
         self.refreshed.clear();
         self.changed.clear();
+        self.catalog_reread = false;
         if self.bump_at_end {
             lock.bump();
             self.bump_at_end = false;

@@ -83,7 +83,7 @@ pub fn run_command(
                 ivm::set_refresh_policy(&mut ConnSql(&ctx.conn), &v.name, p).map_err(ivm_err)?;
             }
             // The new view is in this transaction's catalog, and its sources are tracked.
-            ctx.shared.reload_catalog(&ctx.conn);
+            reload_matviews(ctx, &mut tx.capture);
             let tag = if *with_data {
                 format!("SELECT {}", o.rows)
             } else {
@@ -453,6 +453,7 @@ fn touches_internal_schema(text: &Lexed) -> bool {
 /// end, and the server's caches are read again (see `Shared::reload_catalog`).
 pub fn reload_matviews(ctx: &Context, capture: &mut CaptureTxn) {
     capture.bump_at_end = true;
+    capture.catalog_reread = true;
     ctx.shared.reload_catalog(&ctx.conn);
 }
 

@@ -102,3 +102,45 @@ fn a_session_that_ends_leaves_no_subscription_and_no_pending_notification() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn only_a_rollback_of_catalog_changes_reads_the_catalog_again() {
+    let shared = shared();
+    let a = Session::start(shared.clone()).unwrap();
+    let setup = simple(
+        &a,
+        "CREATE TABLE t (k INT); CREATE MATERIALIZED VIEW v AS SELECT k, count(*) AS n FROM t GROUP BY k; \
+         INSERT INTO t VALUES (1); REFRESH MATERIALIZED VIEW v",
+    );
+    assert!(error_codes(&setup).is_empty(), "{setup:?}");
+    assert!(shared.views.holds("v"), "a refresh caches the view's plan");
+    // A transaction that reads and writes rows, then rolls back: the caches stand.
+    let rs = simple(
+        &a,
+        "BEGIN; SELECT count(*) FROM v; INSERT INTO t VALUES (2); ROLLBACK",
+    );
+    assert!(error_codes(&rs).is_empty(), "{rs:?}");
+    assert!(
+        shared.views.holds("v"),
+        "a rollback without DDL kept the plan"
+    );
+    // A failed block rolled back the same way.
+    let rs = simple(&a, "BEGIN; SELECT * FROM no_such_table");
+    assert_eq!(error_codes(&rs), [SqlState::UNDEFINED_TABLE]);
+    assert!(error_codes(&simple(&a, "ROLLBACK")).is_empty());
+    assert!(shared.views.holds("v"));
+    // A rolled-back CREATE MATERIALIZED VIEW: its name is forgotten, the plans read again.
+    let rs = simple(
+        &a,
+        "BEGIN; CREATE MATERIALIZED VIEW w AS SELECT k FROM t; SELECT 1",
+    );
+    assert!(error_codes(&rs).is_empty(), "{rs:?}");
+    assert!(shared.is_matview("w"));
+    assert!(error_codes(&simple(&a, "ROLLBACK")).is_empty());
+    assert!(!shared.is_matview("w"), "the rolled-back view is not known");
+    assert!(shared.is_matview("v"));
+    assert!(!shared.views.holds("v"), "the catalog was read again");
+    // And the view still refreshes correctly afterwards.
+    let rs = simple(&a, "INSERT INTO t VALUES (3); REFRESH MATERIALIZED VIEW v");
+    assert!(error_codes(&rs).is_empty(), "{rs:?}");
+}

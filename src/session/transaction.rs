@@ -208,12 +208,17 @@ impl Tx {
         }
     }
 
-    /// Caches that mirror catalog state may hold rolled-back changes.
+    /// Caches that mirror catalog state hold rolled-back changes when this transaction changed
+    /// materialized views; otherwise they still mirror the committed catalog and are kept (a
+    /// client that rolls back every read-only transaction, as connection pools do, would
+    /// otherwise pay four catalog queries per ROLLBACK and a plan reload per view refreshed).
     fn after_rollback(&mut self, ctx: &Context) {
         self.notes.clear();
         self.capture.forget_refreshes();
         self.capture.bump_at_end = true;
-        ctx.shared.reload_catalog(&ctx.conn);
+        if std::mem::take(&mut self.capture.catalog_reread) {
+            ctx.shared.reload_catalog(&ctx.conn);
+        }
     }
 
     /// Handles BEGIN/COMMIT/ROLLBACK/SAVEPOINT; None for other commands.

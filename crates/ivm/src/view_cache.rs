@@ -3,9 +3,9 @@
 //!
 //! An entry is only a hint. Each refresh's probe checks, in its own transaction, that a view with
 //! the entry's id and name still exists (ids are never reused and plans never change), and the
-//! server clears the cache after every CREATE, DROP or ALTER of a materialized view and every
-//! rollback. A probe that fails (a concurrent session dropped the view's tables) drops the entry,
-//! so the next refresh reads the catalog again.
+//! server clears the cache after every CREATE, DROP or ALTER of a materialized view, and after
+//! the rollback of a transaction that did one. A probe that fails (a concurrent session dropped
+//! the view's tables) drops the entry, so the next refresh reads the catalog again.
 //!
 //! It also remembers, per view, the capture epoch at which a committed refresh left nothing
 //! pending. Every transaction that could leave a view something to do (a write to a table views
@@ -45,6 +45,12 @@ fn key(schema: &str, name: &str) -> (String, String) {
 impl ViewCache {
     pub(crate) fn get(&self, schema: &str, name: &str) -> Option<Arc<ViewRow>> {
         self.views.lock().get(&key(schema, name)).cloned()
+    }
+
+    /// Whether the plan of `name` is held (for tests of when the cache is cleared).
+    pub fn holds(&self, name: &str) -> bool {
+        let (schema, n) = split_name(name);
+        self.get(&schema, &n).is_some()
     }
 
     pub(crate) fn put(&self, schema: &str, name: &str, view: Arc<ViewRow>) {
