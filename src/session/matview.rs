@@ -298,6 +298,10 @@ pub fn check_statement(
                         Some("Use DROP MATERIALIZED VIEW to remove a materialized view.".into());
                     return Err(e);
                 }
+                // No view reads it: nothing to ask the catalog (see `Shared::is_tracked`).
+                if !ctx.shared.is_tracked(&n.name) {
+                    continue;
+                }
                 let deps =
                     ivm::dependents(&mut ConnSql(&ctx.conn), &display(n)).map_err(ivm_err)?;
                 if deps.is_empty() {
@@ -361,6 +365,9 @@ pub fn alter_tracked(
         return Ok(None);
     };
     let table = display(name);
+    if !ctx.shared.is_tracked(&name.name) {
+        return Ok(None);
+    }
     if ivm::dependents(&mut ConnSql(&ctx.conn), &table)
         .map_err(ivm_err)?
         .is_empty()
@@ -478,7 +485,7 @@ pub fn rewrite_for_capture(
         return Ok(None);
     };
     // Tables of other attached databases have no capture triggers: DuckDB runs these itself.
-    if !in_server_database(&target) {
+    if !in_server_database(&target) || !ctx.shared.is_tracked(&target.name) {
         return Ok(None);
     }
     let deps = ivm::dependents(&mut ConnSql(&ctx.conn), &display(&target)).map_err(ivm_err)?;

@@ -88,7 +88,8 @@ impl Shared {
     }
 
     /// Whether a view reads the table `name` (schema ignored: a false
-    /// positive only takes the capture lock without need).
+    /// positive only takes the capture lock or asks the catalog without need;
+    /// there are no false negatives, as every catalog change adds its names).
     pub fn is_tracked(&self, name: &str) -> bool {
         self.tracked.read().contains(&name.to_ascii_lowercase())
     }
