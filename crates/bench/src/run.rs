@@ -386,6 +386,10 @@ impl Run<'_> {
                 let d = timed(self.client, &create).await?;
                 exec(self.client, &drop_table).await?;
                 p.full_ctas_ms.push(ms(d));
+                let [create, drop_table] = views::table_recompute_sql(&v);
+                let d = timed(self.client, &create).await?;
+                exec(self.client, &drop_table).await?;
+                p.full_table_ms.push(ms(d));
             }
             if self.full_mode {
                 // A fresh batch of the same size, so the forced full refresh has the same

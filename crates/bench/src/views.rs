@@ -99,6 +99,14 @@ pub fn full_recompute_sql(v: &View) -> [String; 2] {
     ]
 }
 
+/// The same into a table of the database file, as a user keeping the result would write it.
+pub fn table_recompute_sql(v: &View) -> [String; 2] {
+    [
+        format!("CREATE TABLE _full_table AS {}", v.query),
+        "DROP TABLE _full_table".to_string(),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
