@@ -346,7 +346,7 @@ pub mod tests {
         let md = markdown(&sample());
         assert!(
             md.contains(
-                "| V1 <agg> & co | 0.01% | 10 | 1.00 | incremental | 50.0 | 50× | – | pass |"
+                "| V1 <agg> & co | 0.01% | 10 | 1.00 | incremental | 50.0 | 50× | – | – | pass |"
             ),
             "{md}"
         );
