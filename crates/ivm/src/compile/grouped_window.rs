@@ -15,23 +15,25 @@
 //! recomputed, over the groups' rows only, never over the base table).
 
 use super::reasons::Why;
-use sqlparser::ast::{Expr, GroupByExpr, Select};
+use sqlparser::ast::{Expr, GroupByExpr, Select, SelectItem, Value};
 
 use super::lift::{derived, positional_or_alias, Lift};
-use super::{full, Analyzer, R};
+use super::probe::Probe;
+use super::{full, Analyzer, Scope, R};
 
 /// The derived table's alias.
 const GROUPED: &str = "__mv_grouped";
 
 impl Analyzer<'_> {
     /// `s`, a grouped block with window functions, as its windows over the grouped block.
-    pub(super) fn windows_over_groups(&self, s: &Select) -> R<Select> {
+    pub(super) fn windows_over_groups(&mut self, s: &Select, scope: &Scope) -> R<Select> {
         // Aggregates in a named window's ORDER BY are lifted where the window is used.
         let s = &super::named_window::inline(s)?;
-        let keys = self.explicit_keys(s)?;
-        if keys.iter().any(|k| positional_or_alias(k, s)) {
-            return full(Why::WindowOverAliasGroups);
-        }
+        let keys = self
+            .explicit_keys(s)?
+            .into_iter()
+            .map(|k| self.alias_key(k, s, scope))
+            .collect::<R<Vec<Expr>>>()?;
         let mut lift = Lift::new(self, GROUPED, &keys);
         let mut outer = s.clone();
         let mut others: Vec<&mut Expr> = outer.qualify.iter_mut().collect();
@@ -48,6 +50,40 @@ impl Analyzer<'_> {
         outer.group_by = GroupByExpr::Expressions(Vec::new(), Vec::new());
         outer.having = None;
         Ok(outer)
+    }
+
+    /// A GROUP BY name that is a select-list alias stands for the aliased expression unless the
+    /// FROM clause has a column of that name, which DuckDB takes first. DuckDB is asked on a
+    /// connection of its own (a failed bind would abort the user's transaction); when the FROM
+    /// clause does not bind there (tables of this transaction), the view recomputes.
+    fn alias_key(&mut self, k: Expr, s: &Select, scope: &Scope) -> R<Expr> {
+        if !positional_or_alias(&k, s) {
+            return Ok(k);
+        }
+        let Expr::Identifier(name) = &k else {
+            return full(Why::WindowOverAliasGroups);
+        };
+        let probe = Probe::new(scope);
+        let one = Expr::value(Value::Number("1".into(), false));
+        let mut binds = |e: &Expr| {
+            let q = probe.select(std::slice::from_ref(e), &s.from, None);
+            self.db.binds_alone(&q.to_string())
+        };
+        if !binds(&one) {
+            return full(Why::WindowOverAliasGroups);
+        }
+        if binds(&k) {
+            return Ok(k);
+        }
+        let aliased = s.projection.iter().find_map(|p| match p {
+            SelectItem::ExprWithAlias { expr, alias }
+                if alias.value.eq_ignore_ascii_case(&name.value) =>
+            {
+                Some(expr.clone())
+            }
+            _ => None,
+        });
+        aliased.map_or_else(|| full(Why::WindowOverAliasGroups), Ok)
     }
 
     /// The GROUP BY keys as expressions: a position is the select item it numbers, GROUP BY
@@ -101,8 +137,8 @@ mod tests {
 
     fn rewrite(q: &str) -> (sqlparser::ast::Select, sqlparser::ast::Select) {
         let mut db = Fake;
-        let an = Analyzer::new(&mut db, 9).unwrap();
-        let Ok(outer) = an.windows_over_groups(&select(q)) else {
+        let mut an = Analyzer::new(&mut db, 9).unwrap();
+        let Ok(outer) = an.windows_over_groups(&select(q), &Vec::new()) else {
             panic!("not rewritten: {q}");
         };
         let [from] = outer.from.as_slice() else {
@@ -191,8 +227,10 @@ mod tests {
             ),
         ] {
             let mut db = Fake;
-            let an = Analyzer::new(&mut db, 9).unwrap();
-            let Err(crate::compile::Stop::Full(why)) = an.windows_over_groups(&select(q)) else {
+            let mut an = Analyzer::new(&mut db, 9).unwrap();
+            let Err(crate::compile::Stop::Full(why)) =
+                an.windows_over_groups(&select(q), &Vec::new())
+            else {
                 panic!("rewritten: {q}");
             };
             assert_eq!(why, reason, "{q}");
@@ -222,13 +260,65 @@ mod tests {
         );
     }
 
+    /// DuckDB on a connection of its own, as far as these tests need it: table t has columns k,
+    /// g and v.
+    struct Alone(Fake);
+
+    impl crate::Sql for Alone {
+        fn exec(&mut self, sql: &str) -> Result<u64, crate::DbError> {
+            self.0.exec(sql)
+        }
+        fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, crate::DbError> {
+            self.0.query(sql)
+        }
+        fn binds_alone(&mut self, sql: &str) -> bool {
+            ["SELECT 1 FROM t", "SELECT k FROM t", "SELECT g FROM t"].contains(&sql)
+        }
+    }
+
+    fn rewrite_alone(q: &str) -> Result<sqlparser::ast::Select, String> {
+        let mut db = Alone(Fake);
+        let mut an = Analyzer::new(&mut db, 9).unwrap();
+        match an.windows_over_groups(&select(q), &Vec::new()) {
+            Ok(s) => Ok(s),
+            Err(crate::compile::Stop::Full(why)) => Err(why),
+            Err(_) => Err("stopped otherwise".into()),
+        }
+    }
+
     #[test]
-    fn group_by_aliases_recompute() {
+    fn a_group_by_alias_is_its_expression_unless_a_column_has_its_name() {
+        // p is no column of t: the key is k % 2, as if written so.
+        let by_alias = rewrite_alone(
+            "SELECT k % 2 AS p, rank() OVER (ORDER BY sum(v)) AS r FROM t GROUP BY p",
+        );
+        let written = rewrite_alone(
+            "SELECT k % 2 AS p, rank() OVER (ORDER BY sum(v)) AS r FROM t GROUP BY k % 2",
+        );
+        assert_eq!(by_alias.unwrap().to_string(), written.unwrap().to_string());
+        // g is a column of t, so DuckDB groups by it, not by the item named g: that item is
+        // then no key, and DuckDB itself refuses the definition.
+        let by_column =
+            rewrite_alone("SELECT g AS k, rank() OVER (ORDER BY sum(v)) AS r FROM t GROUP BY g");
+        assert!(by_column.is_ok(), "{by_column:?}");
+        let shadowed =
+            rewrite_alone("SELECT g AS k, rank() OVER (ORDER BY sum(v)) AS r FROM t GROUP BY k");
+        assert!(
+            shadowed.is_err(),
+            "k names t.k, which the select list does not show grouped"
+        );
+    }
+
+    #[test]
+    fn group_by_aliases_over_uncommitted_tables_recompute() {
         let q = "SELECT k % 2 AS p, rank() OVER (ORDER BY sum(v)) AS r FROM t GROUP BY p";
         let c = crate::compile::tests::compiled(q, 2);
         assert_eq!(
             c.full_reason.as_deref(),
-            Some("window functions over a GROUP BY of select-list aliases"),
+            Some(
+                "window functions over a GROUP BY of select-list aliases whose tables are not \
+                 yet committed"
+            ),
             "{q}"
         );
     }

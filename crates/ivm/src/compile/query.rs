@@ -23,7 +23,7 @@ impl Analyzer<'_> {
                 })
             }
             SetExpr::Select(s) if self.is_aggregate(s) && self.has_window(s) => {
-                let windows = self.windows_over_groups(s)?;
+                let windows = self.windows_over_groups(s, &scope)?;
                 Ok(Body::Windowed(self.windowed(&windows, &scope)?))
             }
             SetExpr::Select(s) if self.is_aggregate(s) => {

@@ -118,7 +118,7 @@ reasons! {
         FunctionInAggregateSubquery => "{}() in an aggregate subquery",
     }
     "Window functions" {
-        WindowOverAliasGroups => "window functions over a GROUP BY of select-list aliases",
+        WindowOverAliasGroups => "window functions over a GROUP BY of select-list aliases whose tables are not yet committed",
         DistinctWithWindowFunctions => "DISTINCT with window functions",
         NamedWindow => "a window name without a WINDOW definition",
         UnfoundWindowFunction => "a window function duckmv cannot find",
