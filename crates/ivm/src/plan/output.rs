@@ -22,7 +22,7 @@ pub fn output_sql(plan: &Plan, rel: From) -> Query {
             distinct: false, ..
         } => {
             // Rows held once are read as they are: repeating every row through `range` costs
-            // readers 3-5 times a plain scan, and most rows of most views are held once.
+            // readers 2-3 times a plain scan, and most rows of most views are held once.
             let count = || ir::col("_mv_s", "_mv_count");
             let once = Select::new(positional_cols(), vec![rel.clone()])
                 .filtered([count().bin(Op::Eq, Expr::Int(1))]);
