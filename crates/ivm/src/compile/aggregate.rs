@@ -210,15 +210,7 @@ impl Analyzer<'_> {
                         .flatten()
                         .any(|c| c.eq_ignore_ascii_case(&i.value)) =>
                 {
-                    let aliased = s.projection.iter().find_map(|p| match p {
-                        SelectItem::ExprWithAlias { expr, alias }
-                            if alias.value.eq_ignore_ascii_case(&i.value) =>
-                        {
-                            Some(expr.clone())
-                        }
-                        _ => None,
-                    });
-                    aliased.unwrap_or_else(|| g.clone())
+                    super::support::aliased(s, &i.value).unwrap_or(g).clone()
                 }
                 _ => g.clone(),
             };

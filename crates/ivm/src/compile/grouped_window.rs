@@ -15,10 +15,11 @@
 //! recomputed, over the groups' rows only, never over the base table).
 
 use super::reasons::Why;
-use sqlparser::ast::{Expr, GroupByExpr, Select, SelectItem, Value};
+use sqlparser::ast::{Expr, GroupByExpr, Select, Value};
 
 use super::lift::{derived, positional_or_alias, Lift};
 use super::probe::Probe;
+use super::support::aliased;
 use super::{full, Analyzer, Scope, R};
 
 /// The derived table's alias.
@@ -29,10 +30,11 @@ impl Analyzer<'_> {
     pub(super) fn windows_over_groups(&mut self, s: &Select, scope: &Scope) -> R<Select> {
         // Aggregates in a named window's ORDER BY are lifted where the window is used.
         let s = &super::named_window::inline(s)?;
+        let mut from_binds = None;
         let keys = self
             .explicit_keys(s)?
             .into_iter()
-            .map(|k| self.alias_key(k, s, scope))
+            .map(|k| self.alias_key(k, s, scope, &mut from_binds))
             .collect::<R<Vec<Expr>>>()?;
         let mut lift = Lift::new(self, GROUPED, &keys);
         let mut outer = s.clone();
@@ -56,7 +58,14 @@ impl Analyzer<'_> {
     /// FROM clause has a column of that name, which DuckDB takes first. DuckDB is asked on a
     /// connection of its own (a failed bind would abort the user's transaction); when the FROM
     /// clause does not bind there (tables of this transaction), the view recomputes.
-    fn alias_key(&mut self, k: Expr, s: &Select, scope: &Scope) -> R<Expr> {
+    /// `from_binds` keeps that answer for the block's other keys.
+    fn alias_key(
+        &mut self,
+        k: Expr,
+        s: &Select,
+        scope: &Scope,
+        from_binds: &mut Option<bool>,
+    ) -> R<Expr> {
         if !positional_or_alias(&k, s) {
             return Ok(k);
         }
@@ -64,26 +73,21 @@ impl Analyzer<'_> {
             return full(Why::WindowOverAliasGroups);
         };
         let probe = Probe::new(scope);
-        let one = Expr::value(Value::Number("1".into(), false));
         let mut binds = |e: &Expr| {
             let q = probe.select(std::slice::from_ref(e), &s.from, None);
             self.db.binds_alone(&q.to_string())
         };
-        if !binds(&one) {
+        let one = Expr::value(Value::Number("1".into(), false));
+        if !*from_binds.get_or_insert_with(|| binds(&one)) {
             return full(Why::WindowOverAliasGroups);
         }
         if binds(&k) {
             return Ok(k);
         }
-        let aliased = s.projection.iter().find_map(|p| match p {
-            SelectItem::ExprWithAlias { expr, alias }
-                if alias.value.eq_ignore_ascii_case(&name.value) =>
-            {
-                Some(expr.clone())
-            }
-            _ => None,
-        });
-        aliased.map_or_else(|| full(Why::WindowOverAliasGroups), Ok)
+        match aliased(s, &name.value) {
+            Some(e) => Ok(e.clone()),
+            None => full(Why::WindowOverAliasGroups),
+        }
     }
 
     /// The GROUP BY keys as expressions: a position is the select item it numbers, GROUP BY

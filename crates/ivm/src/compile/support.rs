@@ -20,6 +20,17 @@ pub(super) fn item_expr(p: &SelectItem) -> Option<&Expr> {
     }
 }
 
+/// The expression of the select item named `alias` (names compare as DuckDB's do, without
+/// regard to case).
+pub(super) fn aliased<'s>(s: &'s Select, alias: &str) -> Option<&'s Expr> {
+    s.projection.iter().find_map(|p| match p {
+        SelectItem::ExprWithAlias { expr, alias: a } if a.value.eq_ignore_ascii_case(alias) => {
+            Some(expr)
+        }
+        _ => None,
+    })
+}
+
 /// Whether `e` calls a window function.
 pub(super) fn calls_window(e: &Expr) -> bool {
     let mut found = false;
