@@ -73,6 +73,11 @@ fn extremes() {
 }
 
 #[test]
+fn recursive() {
+    check("recursive");
+}
+
+#[test]
 fn wire() {
     check("wire");
 }

@@ -30,6 +30,9 @@ pub struct Table {
     pub batch: usize,
     /// How often statements go to this table, against the others' weights.
     pub weight: u64,
+    /// Only INSERTs change this table (`changes inserts`): views whose maintenance differs for
+    /// inserts (a recursive query) see long runs of them.
+    pub inserts_only: bool,
 }
 
 /// The tables a family of views reads, and how often a generated value is NULL.
@@ -40,8 +43,8 @@ pub struct Schema {
 }
 
 impl Table {
-    /// Reads `name (col TYPE domain, …) [rows N] [batch N] [weight N]`, a domain being
-    /// `lo..hi` or `a|b|c`.
+    /// Reads `name (col TYPE domain, …) [rows N] [batch N] [weight N] [changes inserts|all]`,
+    /// a domain being `lo..hi` or `a|b|c`.
     pub fn parse(line: &str) -> Result<Table, String> {
         let open = line.find('(').ok_or("no column list")?;
         let close = line.rfind(')').ok_or("no closing parenthesis")?;
@@ -56,6 +59,7 @@ impl Table {
             rows: 6,
             batch: 3,
             weight: 1,
+            inserts_only: false,
         };
         let words: Vec<&str> = line[close + 1..].split_whitespace().collect();
         for pair in words.chunks(2) {
@@ -64,6 +68,13 @@ impl Table {
                 "rows" => table.rows = n()?,
                 "batch" => table.batch = n()?,
                 "weight" => table.weight = n()? as u64,
+                "changes" => {
+                    table.inserts_only = match pair.get(1) {
+                        Some(&"inserts") => true,
+                        Some(&"all") => false,
+                        _ => return Err("changes inserts|all".into()),
+                    }
+                }
                 other => return Err(format!("unknown table option {other}")),
             }
         }
@@ -177,7 +188,13 @@ impl Schema {
         let ints = t.ints();
         let n = 1 + r.below(t.batch as u64);
         let name = &t.name;
-        match r.below(13) {
+        // The INSERT kinds below: new rows, copies of rows, copies with a value moved.
+        let kind = match t.inserts_only {
+            true if ints.is_empty() => *r.pick(&[0, 10]),
+            true => *r.pick(&[0, 10, 11]),
+            false => r.below(13),
+        };
+        match kind {
             0..=2 => {
                 let mut rows: Vec<String> = (0..n).map(|_| self.row(r, t)).collect();
                 if r.chance(30) {

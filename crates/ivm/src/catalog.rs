@@ -151,6 +151,8 @@ pub fn insert_view(db: &mut dyn Sql, row: &ViewRow) -> Result<(), IvmError> {
         let kind = match s.kind {
             SourceKind::Table => "table",
             SourceKind::View => "view",
+            // The view's own rows: it depends on no relation through them.
+            SourceKind::Recursive => continue,
         };
         let null = || "NULL".to_string();
         db.exec(&format!(

@@ -31,6 +31,7 @@ mod probe;
 mod query;
 mod read_columns;
 pub mod reasons;
+mod recursive;
 mod resolve;
 mod scalar;
 mod select_tests;
@@ -108,7 +109,13 @@ pub fn compile(
     };
     match shape {
         Ok(body) => {
-            let strategy = format!("incremental: {}", an.describe(&body));
+            let mut strategy = format!("incremental: {}", an.describe(&body));
+            if an.recursion.is_some() {
+                strategy.push_str(
+                    "; the recursive query adds the rows inserts derive (semi-naive) and is \
+                     recomputed after a delete or update of a table it reads",
+                );
+            }
             let sources = an.sources;
             let plan = Plan {
                 id,
@@ -120,6 +127,7 @@ pub fn compile(
                 order_by: None,
                 limit: None,
                 set_op: None,
+                recursion: an.recursion,
             };
             if !reloads(&plan) {
                 let reason = "an expression duckmv cannot store";
@@ -188,6 +196,7 @@ fn full_plan(
         order_by: None,
         limit: None,
         set_op: None,
+        recursion: None,
     })
 }
 
@@ -236,6 +245,9 @@ struct Analyzer<'a> {
     subquery_count: usize,
     /// The names the definition uses: base tables are seen with only the columns it reads.
     reads: read_columns::Names,
+    /// The recursive CTE's name (lower case) and the source that reads its rows.
+    recursive: Option<(String, usize)>,
+    recursion: Option<super::plan::Recursion>,
 }
 
 type Scope = Vec<(String, Query)>;
@@ -304,6 +316,8 @@ impl<'a> Analyzer<'a> {
             features: BTreeSet::new(),
             subquery_count: 0,
             reads: read_columns::Names::default(),
+            recursive: None,
+            recursion: None,
         })
     }
 

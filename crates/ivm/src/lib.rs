@@ -239,6 +239,13 @@ pub fn create_view(db: &mut dyn Sql, v: &CreateView) -> Result<Outcome, IvmError
 fn create_storage(db: &mut dyn Sql, plan: &plan::Plan) -> Result<(), IvmError> {
     let storage = plan::storage(plan.id);
     let work = plan::work(plan.id);
+    if let Some(r) = &plan.recursion {
+        // Before the storage, whose shape is described from a query reading them.
+        let rec = plan::rec_table(plan.id);
+        empty_table(db, &rec, &r.query)?;
+        let change = format!("SELECT *, CAST(1 AS BIGINT) AS _mv_mult FROM {rec}");
+        empty_table(db, &plan::rec_change(plan.id), &change)?;
+    }
     match &plan.body {
         plan::Body::Full { query } => {
             let cols = plan::positional(plan.columns.len()).join(", ");
@@ -381,6 +388,10 @@ pub fn drop_views(
         db.exec(&format!("DROP VIEW IF EXISTS {}", plan::output_view(v.id)))?;
         db.exec(&format!("DROP TABLE IF EXISTS {}", plan::storage(v.id)))?;
         db.exec(&format!("DROP TABLE IF EXISTS {}", plan::work(v.id)))?;
+        if v.plan.recursion.is_some() {
+            db.exec(&format!("DROP TABLE IF EXISTS {}", plan::rec_table(v.id)))?;
+            db.exec(&format!("DROP TABLE IF EXISTS {}", plan::rec_change(v.id)))?;
+        }
         catalog::delete_view(db, v.id)?;
     }
     if !doomed.is_empty() {

@@ -12,6 +12,7 @@ mod aggregate;
 mod bag;
 mod kept;
 mod output;
+mod recursive;
 mod windowed;
 
 pub use aggregate::{
@@ -20,6 +21,9 @@ pub use aggregate::{
 };
 pub use bag::{bag_delta_sql, bag_merge_sql, bag_state_sql, distinct_transitions_sql};
 pub use output::{output_sql, output_view_sql, unpopulated_sql, user_view_sql};
+pub use recursive::{
+    absorb_sql, deleted_sql, derive_sql, rec_change, rec_table, refill_sql, Recursion,
+};
 pub use windowed::{
     windowed_clear_sql, windowed_fill_sql, windowed_state_sql, windowed_touched_rel,
     windowed_touched_sql, windowed_work_shape_sql,
@@ -54,6 +58,10 @@ pub struct Plan {
     /// `types` end with the two counts, which the output turns into rows and hides.
     #[serde(default)]
     pub set_op: Option<SetOp>,
+    /// For a view over `WITH RECURSIVE`: the recursive query, whose rows the view reads as a
+    /// source of its own (see `plan::recursive`).
+    #[serde(default)]
+    pub recursion: Option<Recursion>,
 }
 
 impl Plan {
@@ -75,6 +83,8 @@ impl Plan {
 pub enum SourceKind {
     Table,
     View,
+    /// The rows of the view's recursive query, kept by the view itself: nothing to capture.
+    Recursive,
 }
 
 /// A relation the view reads: a base table (captured by triggers) or another materialized view

@@ -56,12 +56,18 @@ pub fn incremental(plan: &Plan, changed: &[bool], downstream: Option<&str>) -> P
             return top_rows_fed(plan, changed, d);
         }
     }
-    let (mut steps, uses_work) = match &plan.body {
+    let (body, uses_work) = match &plan.body {
         Body::Bag { rel, distinct } => bag(plan, rel, *distinct, changed, downstream),
         Body::Aggregate(a) => aggregate(plan, a, changed, downstream),
         Body::Windowed(w) => windowed(plan, w, changed, downstream),
         Body::Full { .. } => return recompute(plan, true, downstream),
     };
+    let (mut steps, gained) = recursion_gain(plan, changed);
+    steps.extend(body);
+    if gained {
+        let sql = Stmt::delete_all(Name::of(&plan::rec_change(plan.id)));
+        steps.push(run("empty the recursive query's gain", sql, false));
+    }
     if uses_work {
         let sql = Stmt::delete_all(Name::of(&plan::work(plan.id)));
         steps.push(run("empty the work table", sql, false));
@@ -71,6 +77,31 @@ pub fn incremental(plan: &Plan, changed: &[bool], downstream: Option<&str>) -> P
         steps,
         mode: "incremental",
     }
+}
+
+/// For a view over a recursive query whose tables changed: the steps finding the rows the
+/// recursive query gains and adding them to its rows, before the view reads them as their
+/// source's change (see `plan::recursive`); and whether there are such steps.
+fn recursion_gain(plan: &Plan, changed: &[bool]) -> (Vec<Step>, bool) {
+    let Some(r) = plan.recursion.as_ref().filter(|r| changed[r.source]) else {
+        return (Vec::new(), false);
+    };
+    let Some(derive) = plan::derive_sql(plan, r, changed) else {
+        return (Vec::new(), false);
+    };
+    let steps = vec![
+        run(
+            "derive the rows the recursive query gains from the inserted rows",
+            derive,
+            false,
+        ),
+        run(
+            "add them to the recursive query's rows",
+            plan::absorb_sql(plan, r),
+            false,
+        ),
+    ];
+    (steps, true)
 }
 
 fn bag(
@@ -304,6 +335,11 @@ pub fn recompute(plan: &Plan, populated: bool, downstream: Option<&str>) -> Prog
     if let (true, Some(d)) = (populated, downstream) {
         let old = capture::append_sql(d, &format!("SELECT *, -1 FROM {out}"));
         steps.push(run("feed the old rows downstream", old, false));
+    }
+    if let Some(r) = &plan.recursion {
+        let [empty, fill] = plan::refill_sql(plan, r);
+        steps.push(run("empty the recursive query's rows", empty, false));
+        steps.push(run("compute the recursive query's rows", fill, false));
     }
     steps.push(run(
         "empty the storage",

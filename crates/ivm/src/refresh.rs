@@ -149,6 +149,12 @@ pub fn refresh(db: &mut dyn Sql, view: &ViewRow, with_data: bool) -> Result<Outc
     )
 }
 
+/// Why a view over a recursive query recomputes: rows derived from a deleted row may be
+/// derived from others too, which only evaluating the query again tells.
+const RECURSIVE_LOSS: &str =
+    "a table the recursive query reads lost rows (deleted or updated), which only inserts are \
+     maintained for";
+
 /// What a refresh does, decided from what is pending.
 enum Decision {
     Unpopulate,
@@ -192,8 +198,11 @@ fn decide(
         .filter(|(_, c)| **c)
         .map(|(r, _)| *r)
         .collect();
+    let Some(flagged) = with_recursion(db, &view.plan, &changed)? else {
+        return Ok(recompute(true, RECURSIVE_LOSS));
+    };
     let incremental = |why: String| Decision::Incremental {
-        changed: changed.clone(),
+        changed: flagged.clone(),
         why,
     };
     if mode == RefreshMode::Incremental {
@@ -226,6 +235,29 @@ fn decide(
     Ok(incremental(format!(
         "auto: the change is small next to its tables ({sizes})"
     )))
+}
+
+/// The sources an incremental refresh reads the change of: the `changed` ones and, when the
+/// plan's recursive query reads one of them, the source its rows are read as (what it gains is
+/// that source's change). None when one of them lost rows, which the recursive query is not
+/// maintained for.
+fn with_recursion(
+    db: &mut dyn Sql,
+    plan: &Plan,
+    changed: &[bool],
+) -> Result<Option<Vec<bool>>, IvmError> {
+    let mut flagged = changed.to_vec();
+    let Some(r) = &plan.recursion else {
+        return Ok(Some(flagged));
+    };
+    if let Some(probe) = plan::deleted_sql(plan, r, changed) {
+        let rows = db.query_hot(&probe.to_string(), &[])?;
+        if rows.first().and_then(|r| r[0].as_deref()) == Some("true") {
+            return Ok(None);
+        }
+        flagged[r.source] = true;
+    }
+    Ok(Some(flagged))
 }
 
 fn refresh_probed(

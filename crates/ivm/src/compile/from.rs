@@ -88,6 +88,14 @@ impl Analyzer<'_> {
                     .as_ref()
                     .map(|a| a.name.value.clone())
                     .unwrap_or_else(|| parts.last().cloned().unwrap_or_default());
+                if let Some(idx) = self.recursive_source(&parts) {
+                    out.columns.push(self.sources[idx].columns.clone());
+                    out.items.push(Item {
+                        alias: ident(&alias_name),
+                        from: ItemFrom::Source(idx),
+                    });
+                    return Ok(());
+                }
                 if parts.len() == 1 {
                     let lower = parts[0].to_lowercase();
                     if let Some(pos) = scope.iter().rposition(|(n, _)| *n == lower) {

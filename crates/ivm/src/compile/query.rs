@@ -10,6 +10,9 @@ use super::{column_lists, full, Analyzer, Scope, R};
 impl Analyzer<'_> {
     /// The whole definition.
     pub(super) fn top(&mut self, q: &Query, ncols: usize) -> R<Body> {
+        if q.with.as_ref().is_some_and(|w| w.recursive) {
+            return self.recursive_top(q, ncols);
+        }
         let scope = self.query_scope(q, &Vec::new())?;
         match q.body.as_ref() {
             SetExpr::Select(s) if self.has_grouping_sets(s) => {

@@ -60,7 +60,7 @@ reasons! {
         OrderBy => "ORDER BY",
         Limit => "LIMIT",
         ThisQueryClause => "this query clause",
-        WithRecursive => "WITH RECURSIVE",
+        WithRecursive => "WITH RECURSIVE inside a subquery or CTE",
         AggregateOrDistinctInUnion => "an aggregate or DISTINCT inside UNION",
         ThisKindOfUnionBranch => "this kind of UNION branch",
         MixOfUnionAndUnionAll => "a mix of UNION and UNION ALL",
@@ -68,6 +68,12 @@ reasons! {
         ThisKindOfSubquery => "this kind of subquery",
         NestedUnion => "nested UNION",
         SetOperation => "{} here",
+    }
+    "Recursive queries" {
+        RecursiveCtes => "WITH RECURSIVE with more than one CTE",
+        RecursiveShape => "a recursive CTE other than one term UNION one term that reads it once",
+        RecursiveUnionAll => "a recursive CTE over UNION ALL",
+        RecursiveTerm => "a recursive CTE term other than a join of tables with a filter",
     }
     "Select lists and expressions" {
         ConstantGroupByKey => "a constant GROUP BY key",

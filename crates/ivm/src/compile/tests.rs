@@ -53,6 +53,13 @@ impl Sql for Fake {
                 .map(|i| vec![s(&format!("_sum{i}")), s("INTEGER")])
                 .collect());
         }
+        if sql.starts_with("DESCRIBE WITH RECURSIVE") {
+            // Every recursive CTE here is r(a, b) of integers.
+            return Ok(["a", "b"]
+                .iter()
+                .map(|c| vec![s(c), s("INTEGER")])
+                .collect());
+        }
         if sql.starts_with("DESCRIBE") {
             return Err(DbError {
                 message: "not in this fake".into(),
@@ -227,9 +234,39 @@ const REFUSED: &[(&str, usize, &str)] = &[
         "the name __mv_ex_0__, which duckmv reserves",
     ),
     (
-        "WITH RECURSIVE r AS (SELECT 1 AS n) SELECT n FROM r",
+        "SELECT k FROM (WITH RECURSIVE r(a, b) AS (SELECT k, g FROM t UNION SELECT r.a, t.g FROM r, t WHERE r.b = t.k) SELECT a AS k FROM r) x",
         1,
-        "WITH RECURSIVE",
+        "WITH RECURSIVE inside a subquery or CTE",
+    ),
+    (
+        "WITH RECURSIVE r(a, b) AS (SELECT k, g FROM t UNION ALL SELECT r.a, t.g FROM r, t WHERE r.b = t.k) SELECT * FROM r",
+        2,
+        "a recursive CTE over UNION ALL",
+    ),
+    (
+        "WITH RECURSIVE r(a, b) AS (SELECT k, g FROM t UNION SELECT r.a, t.g FROM r, t WHERE r.b = t.k AND NOT EXISTS (SELECT 1 FROM u WHERE u.k = t.k)) SELECT * FROM r",
+        2,
+        "a recursive CTE term other than a join of tables with a filter",
+    ),
+    (
+        "WITH RECURSIVE r(a, b) AS (SELECT k, g FROM t UNION SELECT r.a, max(t.g) FROM r, t WHERE r.b = t.k GROUP BY r.a) SELECT * FROM r",
+        2,
+        "a recursive CTE term other than a join of tables with a filter",
+    ),
+    (
+        "WITH RECURSIVE r(a, b) AS (SELECT k, g FROM t UNION SELECT r.a, t.g FROM r LEFT JOIN t ON r.b = t.k) SELECT * FROM r",
+        2,
+        "a recursive CTE term other than a join of tables with a filter",
+    ),
+    (
+        "WITH RECURSIVE r(a, b) AS (SELECT k, g FROM t UNION SELECT x.a, y.b FROM r x, r y WHERE x.b = y.a) SELECT * FROM r",
+        2,
+        "a recursive CTE other than one term UNION one term that reads it once",
+    ),
+    (
+        "WITH RECURSIVE r(a, b) AS (SELECT k, g FROM t UNION SELECT r.a, t.g FROM r, t WHERE r.b = t.k), s(a, b) AS (SELECT a, b FROM r UNION SELECT s.a, r.b FROM s, r WHERE s.b = r.a) SELECT * FROM s",
+        2,
+        "WITH RECURSIVE with more than one CTE",
     ),
 ];
 
@@ -387,4 +424,48 @@ fn sources_carry_the_columns_the_definition_reads() {
         let plan = compiled(q, n).plan;
         assert_eq!(plan.sources[0].columns, cols, "{q}");
     }
+}
+
+/// A view over a recursive CTE reads its rows as a source of its own, which its terms read
+/// through the same index; a WITH RECURSIVE whose CTE never reads itself is an ordinary CTE.
+#[test]
+fn a_recursive_cte_is_a_source_its_step_and_the_query_read() {
+    let q = "WITH RECURSIVE r(a, b) AS (SELECT k, g FROM t UNION SELECT r.a, t.g FROM r, t \
+             WHERE r.b = t.k) SELECT a, count(*) FROM r GROUP BY a";
+    let c = compiled(q, 2);
+    assert_eq!(c.full_reason, None);
+    let plan = &c.plan;
+    let r = plan.recursion.as_ref().expect("a recursion");
+    let src = &plan.sources[r.source];
+    assert_eq!(src.kind, crate::plan::SourceKind::Recursive);
+    assert_eq!(src.columns, ["a", "b"]);
+    assert_eq!(src.relation, "_duckmv.rec_9");
+    let reads = |b: &Block| -> Vec<usize> {
+        b.items
+            .iter()
+            .map(|i| match i.from {
+                ItemFrom::Source(s) => s,
+                _ => usize::MAX,
+            })
+            .collect()
+    };
+    let t = plan.sources.iter().position(|s| s.name == "t").unwrap();
+    assert_eq!(reads(&r.base), [t]);
+    assert_eq!(reads(&r.step), [r.source, t]);
+    assert!(r.reads(plan.sources.len())[t]);
+    assert!(!r.reads(plan.sources.len())[r.source]);
+    let Body::Aggregate(a) = &plan.body else {
+        panic!("{:?}", plan.body)
+    };
+    assert_eq!(reads(&a.input), [r.source]);
+    assert!(
+        plan.strategy.contains("over WITH RECURSIVE"),
+        "{}",
+        plan.strategy
+    );
+    assert!(plan.strategy.contains("semi-naive"), "{}", plan.strategy);
+
+    let plain = compiled("WITH RECURSIVE r AS (SELECT k FROM t) SELECT k FROM r", 1);
+    assert_eq!(plain.full_reason, None);
+    assert!(plain.plan.recursion.is_none());
 }

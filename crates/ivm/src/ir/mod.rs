@@ -9,11 +9,13 @@
 use std::borrow::Cow;
 use std::fmt;
 
+mod fixpoint;
 mod name;
 mod order_by;
 mod query;
 mod stmt;
 
+pub use fixpoint::Fixpoint;
 pub use name::Name;
 pub use order_by::{OrderBy, Sort};
 pub use query::{ast_select, Cte, From, GroupBy, Item, JoinKind, Query, Select};

@@ -11,6 +11,7 @@ use sqlparser::ast::{
 };
 use std::fmt;
 
+use super::fixpoint::Fixpoint;
 use super::{all, quoted, Expr, Name, OrderBy};
 
 /// A query: a SELECT, a UNION ALL of queries, a VALUES list, or a query with CTEs.
@@ -19,7 +20,12 @@ pub enum Query {
     Select(Box<Select>),
     UnionAll(Vec<Query>),
     Values(Vec<Vec<Expr>>),
-    With { ctes: Vec<Cte>, body: Box<Query> },
+    With {
+        ctes: Vec<Cte>,
+        body: Box<Query>,
+    },
+    /// A recursive CTE and the query reading it.
+    Fixpoint(Box<Fixpoint>),
 }
 
 /// `name AS [MATERIALIZED] (query)`.
@@ -276,7 +282,7 @@ fn table_factor(
     }
 }
 
-fn table_alias(name: &str, columns: &[String]) -> TableAlias {
+pub(super) fn table_alias(name: &str, columns: &[String]) -> TableAlias {
     TableAlias {
         explicit: true,
         name: quoted(name),
@@ -411,6 +417,10 @@ impl Query {
                 .flat_map(|c| c.query.froms())
                 .chain(body.froms())
                 .collect(),
+            Query::Fixpoint(fx) => [&fx.seed, &fx.step, &fx.body]
+                .into_iter()
+                .flat_map(Query::froms)
+                .collect(),
         }
     }
 
@@ -423,6 +433,10 @@ impl Query {
                     cte_tables: ctes.iter().map(Cte::to_ast).collect(),
                 };
                 (Some(with), body.set_expr())
+            }
+            Query::Fixpoint(fx) => {
+                let (with, body) = fx.to_ast();
+                (Some(with), body)
             }
             q => (None, q.set_expr()),
         };
@@ -442,21 +456,15 @@ impl Query {
             });
         ast::Query {
             with,
-            body: Box::new(body),
             order_by,
             limit_clause,
-            fetch: None,
-            locks: Vec::new(),
-            for_clause: None,
-            settings: None,
-            format_clause: None,
-            pipe_operators: Vec::new(),
+            ..plain_query(body)
         }
     }
 
     /// The query as a set expression: UNION ALL branches are nested queries, so each keeps
     /// its own clauses and parentheses.
-    fn set_expr(&self) -> SetExpr {
+    pub(super) fn set_expr(&self) -> SetExpr {
         match self {
             Query::Select(s) => SetExpr::Select(Box::new(s.to_ast())),
             Query::Values(rows) => SetExpr::Values(ast::Values {
@@ -481,8 +489,24 @@ impl Query {
                     right: Box::new(r),
                 })
                 .expect("a UNION ALL has parts"),
-            Query::With { .. } => SetExpr::Query(Box::new(self.to_ast())),
+            Query::With { .. } | Query::Fixpoint(_) => SetExpr::Query(Box::new(self.to_ast())),
         }
+    }
+}
+
+/// `body` as a query with no clauses around it.
+pub(super) fn plain_query(body: SetExpr) -> ast::Query {
+    ast::Query {
+        with: None,
+        body: Box::new(body),
+        order_by: None,
+        limit_clause: None,
+        fetch: None,
+        locks: Vec::new(),
+        for_clause: None,
+        settings: None,
+        format_clause: None,
+        pipe_operators: Vec::new(),
     }
 }
 
