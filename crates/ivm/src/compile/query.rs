@@ -2,7 +2,7 @@
 //! (CTEs are inlined where they are referenced), UNION chains and subqueries used as relations.
 
 use super::reasons::Why;
-use sqlparser::ast::{Distinct, Query, SetExpr, SetOperator, SetQuantifier};
+use sqlparser::ast::{Distinct, Query, Select, SetExpr, SetOperator, SetQuantifier};
 
 use super::super::plan::{Body, Rel};
 use super::{column_lists, full, Analyzer, Scope, R};
@@ -117,10 +117,20 @@ impl Analyzer<'_> {
         let mut rels = Vec::new();
         for b in branches {
             match b {
+                SetExpr::Select(s) if self.is_aggregate(s) => {
+                    rels.push(self.union_aggregate(s, scope, Some(names))?.0);
+                }
                 SetExpr::Select(s) => {
-                    if self.is_aggregate(s) || s.distinct.is_some() {
-                        return full(Why::AggregateOrDistinctInUnion);
-                    }
+                    let plain = match &s.distinct {
+                        None => None,
+                        // Rows UNION keeps once anyway.
+                        Some(Distinct::Distinct) if distinct => Some(Select {
+                            distinct: None,
+                            ..(**s).clone()
+                        }),
+                        Some(_) => return full(Why::DistinctInUnion),
+                    };
+                    let s = plain.as_ref().unwrap_or(s);
                     rels.push(Rel::Block(self.spj(s, scope, Some(names.to_vec()))?));
                 }
                 SetExpr::Query(q) => {
@@ -131,6 +141,22 @@ impl Analyzer<'_> {
             }
         }
         Ok(Rel::Union(rels))
+    }
+
+    /// An aggregate branch of a UNION, read as a relation (see `plan::SubAgg`) under the
+    /// union's column `names`, or its own when it is the first branch of a derived table.
+    fn union_aggregate(
+        &mut self,
+        s: &Select,
+        scope: &Scope,
+        names: Option<&[String]>,
+    ) -> R<(Rel, Vec<String>)> {
+        let (mut rel, own) = self.sub_aggregate(s, scope, names.is_none())?;
+        let names = names.map(<[String]>::to_vec).unwrap_or(own);
+        if let Rel::Agg(sa) = &mut rel {
+            sa.names = names.clone();
+        }
+        Ok((rel, names))
     }
 
     pub(super) fn union_branches<'q>(
@@ -203,8 +229,14 @@ impl Analyzer<'_> {
                     let SetExpr::Select(s) = b else {
                         return full(Why::ThisKindOfUnionBranch);
                     };
-                    if self.is_aggregate(s) || s.distinct.is_some() {
-                        return full(Why::AggregateOrDistinctInUnion);
+                    if self.is_aggregate(s) {
+                        let (rel, own) = self.union_aggregate(s, &scope, names.as_deref())?;
+                        names.get_or_insert(own);
+                        rels.push(rel);
+                        continue;
+                    }
+                    if s.distinct.is_some() {
+                        return full(Why::DistinctInUnion);
                     }
                     let block = self.spj(s, &scope, names.clone())?;
                     names.get_or_insert_with(|| block.names.clone());
@@ -222,8 +254,8 @@ impl Analyzer<'_> {
         let names = match &rel {
             Rel::Block(b) => b.names.clone(),
             Rel::Union(parts) => match &parts[0] {
-                Rel::Block(b) => b.names.clone(),
-                Rel::Union(_) | Rel::Agg(_) => return full(Why::NestedUnion),
+                Rel::Union(_) => return full(Why::NestedUnion),
+                first => super::super::plan::rel_names(first).to_vec(),
             },
             Rel::Agg(sa) => sa.names.clone(),
         };

@@ -61,7 +61,7 @@ reasons! {
         Limit => "LIMIT",
         ThisQueryClause => "this query clause",
         WithRecursive => "WITH RECURSIVE inside a subquery or CTE",
-        AggregateOrDistinctInUnion => "an aggregate or DISTINCT inside UNION",
+        DistinctInUnion => "DISTINCT ON, or DISTINCT inside UNION ALL",
         ThisKindOfUnionBranch => "this kind of UNION branch",
         MixOfUnionAndUnionAll => "a mix of UNION and UNION ALL",
         DistinctInSubquery => "DISTINCT inside a subquery",

@@ -469,3 +469,42 @@ fn a_recursive_cte_is_a_source_its_step_and_the_query_read() {
     assert_eq!(plain.full_reason, None);
     assert!(plain.plan.recursion.is_none());
 }
+
+/// A UNION reads aggregate branches as aggregate relations; a DISTINCT branch of a UNION is
+/// plain (UNION keeps each row once anyway); inside UNION ALL it is not maintained.
+#[test]
+fn union_branches_may_aggregate() {
+    for q in [
+        "SELECT k, count(*) FROM t GROUP BY k UNION ALL SELECT k, sum(w) FROM u GROUP BY k",
+        "SELECT g, max(v) FROM t GROUP BY g UNION SELECT k, min(w) FROM u GROUP BY k",
+        "SELECT DISTINCT k FROM t UNION SELECT k FROM u",
+        "SELECT s.k FROM (SELECT k, count(*) AS c FROM t GROUP BY k UNION ALL SELECT k, w FROM u) s",
+    ] {
+        let n = if q.starts_with("SELECT s.k") || q.contains("DISTINCT") {
+            1
+        } else {
+            2
+        };
+        let cols: Vec<String> = (1..=n).map(|i| format!("col{i}")).collect();
+        let c = compile(&mut Alone, 9, q, cols, vec!["INTEGER".into(); n]).unwrap();
+        assert_eq!(c.full_reason, None, "{q}");
+    }
+    assert_eq!(
+        reason("SELECT DISTINCT k FROM t UNION ALL SELECT k FROM u", 1).as_deref(),
+        Some("DISTINCT ON, or DISTINCT inside UNION ALL")
+    );
+}
+
+/// [`Fake`] where every subquery binds on its own: none is correlated.
+struct Alone;
+impl Sql for Alone {
+    fn exec(&mut self, sql: &str) -> Result<u64, DbError> {
+        Fake.exec(sql)
+    }
+    fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DbError> {
+        Fake.query(sql)
+    }
+    fn binds_alone(&mut self, _sql: &str) -> bool {
+        true
+    }
+}
