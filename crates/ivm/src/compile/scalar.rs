@@ -5,13 +5,15 @@
 //! and the subquery becomes `__mv_scalar<n>.__mv_value` (a GROUP BY key too in a grouped block: it is one
 //! value). The derived aggregate is maintained like any aggregate read as a relation
 //! (`subagg`): a change to its input replaces its one row, and the rows that read it.
-//! Correlated ones compared in a WHERE conjunct become grouped derived tables (`correlated`).
+//! Correlated ones compared in a WHERE conjunct become grouped derived tables (`correlated`)
+//! joined on the correlated columns; in the select list of a block that does not aggregate,
+//! the same tables LEFT JOINed, so an outer row without a group reads NULL.
 
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    BinaryOperator, Expr, GroupByExpr, Ident, Query, Select, SelectItem, SetExpr, VisitMut,
-    VisitorMut,
+    BinaryOperator, Expr, GroupByExpr, Ident, Join, JoinConstraint, JoinOperator, Query, Select,
+    SelectItem, SetExpr, TableWithJoins, VisitMut, VisitorMut,
 };
 
 use super::probe::Probe;
@@ -41,8 +43,12 @@ impl Analyzer<'_> {
         let _ = VisitMut::visit(&mut out.having, &mut found);
         let mut derived = found.derived;
         let correlated = self.correlated_in_where(&mut out, &mut derived, &probe);
-        if derived.is_empty() {
+        let joined = self.correlated_in_select(&mut out, &probe);
+        if derived.is_empty() && !joined {
             return Ok(None);
+        }
+        if joined {
+            self.features.insert("correlated scalar subquery");
         }
         let uncorrelated = derived.len() > correlated.len();
         for (alias, q) in derived {
@@ -105,6 +111,33 @@ impl Analyzer<'_> {
         aliases
     }
 
+    /// Turns the correlated scalar subqueries of the select list of `s`, a block that neither
+    /// groups nor aggregates and reads one FROM item, into grouped derived tables LEFT JOINed
+    /// on the correlated columns (see `correlated`): an outer row without a group reads NULL
+    /// from the join as the subquery gives NULL over no rows. Whether any did.
+    fn correlated_in_select(&mut self, s: &mut Select, probe: &Probe) -> bool {
+        let ungrouped = matches!(&s.group_by, GroupByExpr::Expressions(k, _) if k.is_empty());
+        if s.from.len() != 1 || !ungrouped || self.is_aggregate(s) {
+            return false;
+        }
+        let mut joined = Joined {
+            an: self,
+            probe,
+            outer_from: s.from.clone(),
+            depth: 0,
+            joins: Vec::new(),
+        };
+        for item in &mut s.projection {
+            if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = item {
+                let _ = VisitMut::visit(e, &mut joined);
+            }
+        }
+        let joins = joined.joins;
+        let any = !joins.is_empty();
+        s.from[0].joins.extend(joins);
+        any
+    }
+
     /// The subquery with its one column named [`VALUE`], when it is an uncorrelated ungrouped
     /// aggregate without clauses that could leave it without its row.
     fn one_row(&mut self, q: &Query, probe: &Probe) -> Option<Query> {
@@ -131,6 +164,62 @@ pub(super) const VALUE: &str = "__mv_value";
 /// `alias.__mv_value`.
 fn column(alias: &str) -> Expr {
     Expr::CompoundIdentifier(vec![Ident::new(alias), Ident::new(VALUE)])
+}
+
+/// Turns the correlated scalar subqueries of a select-list expression, outside other
+/// subqueries, into columns of grouped derived tables, and collects their LEFT JOINs.
+struct Joined<'x, 'a> {
+    an: &'x mut Analyzer<'a>,
+    probe: &'x Probe,
+    outer_from: Vec<TableWithJoins>,
+    depth: usize,
+    joins: Vec<Join>,
+}
+
+impl VisitorMut for Joined<'_, '_> {
+    type Break = ();
+    fn pre_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
+        self.depth += 1;
+        ControlFlow::Continue(())
+    }
+    fn post_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
+        self.depth -= 1;
+        ControlFlow::Continue(())
+    }
+    fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        let Expr::Subquery(q) = &*e else {
+            return ControlFlow::Continue(());
+        };
+        if self.depth > 0 {
+            return ControlFlow::Continue(());
+        }
+        let Some(d) = self.an.decorrelate(q, &self.outer_from, self.probe) else {
+            return ControlFlow::Continue(());
+        };
+        self.an.subquery_count += 1;
+        let alias = format!("__mv_scalar{}", self.an.subquery_count);
+        *e = column(&alias);
+        let on = d
+            .outer
+            .into_iter()
+            .enumerate()
+            .map(|(i, o)| Expr::BinaryOp {
+                left: Box::new(Expr::CompoundIdentifier(vec![
+                    Ident::new(&alias),
+                    Ident::new(correlated::key_name(i)),
+                ])),
+                op: BinaryOperator::Eq,
+                right: Box::new(o),
+            });
+        if let Some(on) = correlated::and_all(on.collect()) {
+            self.joins.push(Join {
+                relation: super::lift::derived_table(d.query, &alias).relation,
+                global: false,
+                join_operator: JoinOperator::LeftOuter(JoinConstraint::On(on)),
+            });
+        }
+        ControlFlow::Continue(())
+    }
 }
 
 /// Finds the scalar subqueries of the block's own level (not those inside EXISTS or IN, whose
