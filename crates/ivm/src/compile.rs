@@ -39,6 +39,7 @@ mod subagg;
 mod support;
 mod whole_call;
 mod window;
+mod window_subquery;
 
 use super::ops::{Exists, Guard};
 use super::plan::{AggFn, Block, Body, Item, ItemFrom, Plan, Source};

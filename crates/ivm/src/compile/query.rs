@@ -13,6 +13,10 @@ impl Analyzer<'_> {
         if q.with.as_ref().is_some_and(|w| w.recursive) {
             return self.recursive_top(q, ncols);
         }
+        if let Some(merged) = self.merged_window(q) {
+            self.features.insert("subquery");
+            return self.top(&merged, ncols);
+        }
         let scope = self.query_scope(q, &Vec::new())?;
         match q.body.as_ref() {
             SetExpr::Select(s) if self.has_grouping_sets(s) => {

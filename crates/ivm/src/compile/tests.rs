@@ -508,3 +508,32 @@ impl Sql for Alone {
         true
     }
 }
+
+/// A window query read through a derived table or CTE and only projected and filtered outside
+/// is the window query with the outer filter as its QUALIFY; joined with anything else it is
+/// not.
+#[test]
+fn a_filtered_window_subquery_is_a_window_query() {
+    for q in [
+        "SELECT k, v FROM (SELECT k, v, row_number() OVER (PARTITION BY k ORDER BY v) AS rn \
+         FROM t) x WHERE rn <= 2",
+        "WITH r AS (SELECT *, rank() OVER (PARTITION BY k ORDER BY v) AS rk FROM t) \
+         SELECT r.k, r.g FROM r WHERE r.rk = 1 AND r.v > 0",
+    ] {
+        let c = compiled(q, 2);
+        assert_eq!(c.full_reason, None, "{q}");
+        let Body::Windowed(w) = &c.plan.body else {
+            panic!("{q}: {:?}", c.plan.body)
+        };
+        assert!(w.qualify.is_some(), "{q}");
+    }
+    let joined = "SELECT x.k, u.w FROM (SELECT k, row_number() OVER (PARTITION BY k ORDER BY v) \
+                  AS rn FROM t) x, u WHERE x.k = u.k AND rn <= 2";
+    assert_eq!(
+        reason(joined, 2).as_deref(),
+        Some("window function row_number()")
+    );
+    // A name the inner query does not show leaves the query as it is.
+    let hidden = "SELECT x.g FROM (SELECT k, row_number() OVER (ORDER BY v) AS rn FROM t) x";
+    assert!(reason(hidden, 1).is_some());
+}
