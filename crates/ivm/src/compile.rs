@@ -25,6 +25,7 @@ mod from;
 mod grouped_window;
 mod grouping_sets;
 mod joins;
+mod levels;
 mod lift;
 mod named_window;
 mod probe;

@@ -75,6 +75,22 @@ fn strict_walk<'e>(e: &'e mut Expr, out: &mut Vec<&'e mut Expr>) {
     }
 }
 
+/// `alias.__mv_k1 = outer_1, …`: the derived table `alias` joined to the outer row's group.
+pub(super) fn joined_on(alias: &str, outer: Vec<Expr>) -> Vec<Expr> {
+    outer
+        .into_iter()
+        .enumerate()
+        .map(|(i, o)| Expr::BinaryOp {
+            left: Box::new(Expr::CompoundIdentifier(vec![
+                Ident::new(alias),
+                Ident::new(key_name(i)),
+            ])),
+            op: BinaryOperator::Eq,
+            right: Box::new(o),
+        })
+        .collect()
+}
+
 /// The top-level conjuncts of a WHERE clause.
 pub(super) fn conjuncts(e: Expr) -> Vec<Expr> {
     crate::user_expr::conjuncts(&e)

@@ -9,15 +9,13 @@
 //! joined on the correlated columns; in the select list of a block that does not aggregate,
 //! the same tables LEFT JOINed, so an outer row without a group reads NULL.
 
-use std::ops::ControlFlow;
-
 use sqlparser::ast::{
-    BinaryOperator, Expr, GroupByExpr, Ident, Join, JoinConstraint, JoinOperator, Query, Select,
-    SelectItem, SetExpr, TableWithJoins, VisitMut, VisitorMut,
+    Expr, GroupByExpr, Ident, Join, JoinConstraint, JoinOperator, Query, Select, SelectItem,
+    SetExpr,
 };
 
 use super::probe::Probe;
-use super::{correlated, Analyzer, Scope, R};
+use super::{correlated, levels, Analyzer, Scope, R};
 
 impl Analyzer<'_> {
     /// `s` with each scalar subquery of its own level that qualifies turned into a column of a
@@ -28,20 +26,26 @@ impl Analyzer<'_> {
         // value may only filter rows (elsewhere it is a stray column, and the view recomputes).
         let grouped = matches!(&s.group_by, GroupByExpr::Expressions(keys, _) if !keys.is_empty());
         let mut out = s.clone();
-        let mut found = Found {
-            an: self,
-            probe: &probe,
-            depth: 0,
-            derived: Vec::new(),
+        // The scalar subqueries of the block's own level (not those inside EXISTS or IN, whose
+        // queries are their own blocks) that have one row.
+        let mut derived = Vec::new();
+        let mut one_row = |e: &mut Expr, depth: usize| {
+            let Expr::Subquery(q) = &*e else { return };
+            let Some(one) = (depth == 0).then(|| self.one_row(q, &probe)).flatten() else {
+                return;
+            };
+            self.subquery_count += 1;
+            let alias = format!("__mv_scalar{}", self.subquery_count);
+            *e = column(&alias);
+            derived.push((alias, one));
         };
         for item in &mut out.projection {
             if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = item {
-                let _ = VisitMut::visit(e, &mut found);
+                levels::visit(e, &mut one_row);
             }
         }
-        let _ = VisitMut::visit(&mut out.selection, &mut found);
-        let _ = VisitMut::visit(&mut out.having, &mut found);
-        let mut derived = found.derived;
+        levels::visit(&mut out.selection, &mut one_row);
+        levels::visit(&mut out.having, &mut one_row);
         let correlated = self.correlated_in_where(&mut out, &mut derived, &probe);
         let joined = self.correlated_in_select(&mut out, &probe);
         if derived.is_empty() && !joined {
@@ -92,16 +96,7 @@ impl Analyzer<'_> {
                 self.subquery_count += 1;
                 let alias = format!("__mv_scalar{}", self.subquery_count);
                 *e = column(&alias);
-                for (i, o) in d.outer.into_iter().enumerate() {
-                    joins.push(Expr::BinaryOp {
-                        left: Box::new(Expr::CompoundIdentifier(vec![
-                            Ident::new(&alias),
-                            Ident::new(correlated::key_name(i)),
-                        ])),
-                        op: BinaryOperator::Eq,
-                        right: Box::new(o),
-                    });
-                }
+                joins.extend(correlated::joined_on(&alias, d.outer));
                 aliases.push(alias.clone());
                 derived.push((alias, d.query));
             }
@@ -120,19 +115,33 @@ impl Analyzer<'_> {
         if s.from.len() != 1 || !ungrouped || self.is_aggregate(s) {
             return false;
         }
-        let mut joined = Joined {
-            an: self,
-            probe,
-            outer_from: s.from.clone(),
-            depth: 0,
-            joins: Vec::new(),
+        let outer_from = s.from.clone();
+        let mut joins = Vec::new();
+        let mut left_join = |e: &mut Expr, depth: usize| {
+            let Expr::Subquery(q) = &*e else { return };
+            if depth > 0 {
+                return;
+            }
+            let Some(d) = self.decorrelate(q, &outer_from, probe) else {
+                return;
+            };
+            self.subquery_count += 1;
+            let alias = format!("__mv_scalar{}", self.subquery_count);
+            *e = column(&alias);
+            let on = correlated::and_all(correlated::joined_on(&alias, d.outer));
+            joins.push(Join {
+                relation: super::lift::derived_table(d.query, &alias).relation,
+                global: false,
+                join_operator: JoinOperator::LeftOuter(JoinConstraint::On(
+                    on.expect("a correlated subquery has keys"),
+                )),
+            });
         };
         for item in &mut s.projection {
             if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = item {
-                let _ = VisitMut::visit(e, &mut joined);
+                levels::visit(e, &mut left_join);
             }
         }
-        let joins = joined.joins;
         let any = !joins.is_empty();
         s.from[0].joins.extend(joins);
         any
@@ -164,95 +173,4 @@ pub(super) const VALUE: &str = "__mv_value";
 /// `alias.__mv_value`.
 fn column(alias: &str) -> Expr {
     Expr::CompoundIdentifier(vec![Ident::new(alias), Ident::new(VALUE)])
-}
-
-/// Turns the correlated scalar subqueries of a select-list expression, outside other
-/// subqueries, into columns of grouped derived tables, and collects their LEFT JOINs.
-struct Joined<'x, 'a> {
-    an: &'x mut Analyzer<'a>,
-    probe: &'x Probe,
-    outer_from: Vec<TableWithJoins>,
-    depth: usize,
-    joins: Vec<Join>,
-}
-
-impl VisitorMut for Joined<'_, '_> {
-    type Break = ();
-    fn pre_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
-        self.depth += 1;
-        ControlFlow::Continue(())
-    }
-    fn post_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
-        self.depth -= 1;
-        ControlFlow::Continue(())
-    }
-    fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
-        let Expr::Subquery(q) = &*e else {
-            return ControlFlow::Continue(());
-        };
-        if self.depth > 0 {
-            return ControlFlow::Continue(());
-        }
-        let Some(d) = self.an.decorrelate(q, &self.outer_from, self.probe) else {
-            return ControlFlow::Continue(());
-        };
-        self.an.subquery_count += 1;
-        let alias = format!("__mv_scalar{}", self.an.subquery_count);
-        *e = column(&alias);
-        let on = d
-            .outer
-            .into_iter()
-            .enumerate()
-            .map(|(i, o)| Expr::BinaryOp {
-                left: Box::new(Expr::CompoundIdentifier(vec![
-                    Ident::new(&alias),
-                    Ident::new(correlated::key_name(i)),
-                ])),
-                op: BinaryOperator::Eq,
-                right: Box::new(o),
-            });
-        if let Some(on) = correlated::and_all(on.collect()) {
-            self.joins.push(Join {
-                relation: super::lift::derived_table(d.query, &alias).relation,
-                global: false,
-                join_operator: JoinOperator::LeftOuter(JoinConstraint::On(on)),
-            });
-        }
-        ControlFlow::Continue(())
-    }
-}
-
-/// Finds the scalar subqueries of the block's own level (not those inside EXISTS or IN, whose
-/// queries are their own blocks).
-struct Found<'x, 'a> {
-    an: &'x mut Analyzer<'a>,
-    probe: &'x Probe,
-    depth: usize,
-    derived: Vec<(String, Query)>,
-}
-
-impl VisitorMut for Found<'_, '_> {
-    type Break = ();
-    fn pre_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
-        self.depth += 1;
-        ControlFlow::Continue(())
-    }
-    fn post_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
-        self.depth -= 1;
-        ControlFlow::Continue(())
-    }
-    fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
-        if self.depth > 0 {
-            return ControlFlow::Continue(());
-        }
-        if let Expr::Subquery(q) = e {
-            if let Some(one) = self.an.one_row(q, self.probe) {
-                self.an.subquery_count += 1;
-                let alias = format!("__mv_scalar{}", self.an.subquery_count);
-                *e = column(&alias);
-                self.derived.push((alias, one));
-            }
-        }
-        ControlFlow::Continue(())
-    }
 }

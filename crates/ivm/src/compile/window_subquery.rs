@@ -6,14 +6,12 @@
 //! the window functions; that query is maintained as a window view (`window`).
 
 use std::collections::HashMap;
-use std::ops::ControlFlow;
 
 use sqlparser::ast::{
     BinaryOperator, Expr, GroupByExpr, Ident, Query, Select, SelectItem, SetExpr, TableFactor,
-    VisitMut, VisitorMut,
 };
 
-use super::Analyzer;
+use super::{levels, Analyzer};
 
 impl Analyzer<'_> {
     /// `q` with its one FROM item, a derived table or CTE whose query calls window functions,
@@ -183,47 +181,23 @@ impl Names {
     /// does not show.
     fn rewrite(&self, e: &Expr) -> Option<Expr> {
         let mut e = e.clone();
-        let mut r = Rewrite {
-            names: self,
-            depth: 0,
-            missing: false,
-        };
-        let _ = VisitMut::visit(&mut e, &mut r);
-        (!r.missing).then_some(e)
-    }
-}
-
-struct Rewrite<'n> {
-    names: &'n Names,
-    depth: usize,
-    missing: bool,
-}
-
-impl VisitorMut for Rewrite<'_> {
-    type Break = ();
-    fn pre_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
-        self.depth += 1;
-        ControlFlow::Continue(())
-    }
-    fn post_visit_query(&mut self, _q: &mut Query) -> ControlFlow<()> {
-        self.depth -= 1;
-        ControlFlow::Continue(())
-    }
-    fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
-        let name = match e {
-            Expr::CompoundIdentifier(p)
-                if p.len() == 2 && p[0].value.to_lowercase() == self.names.alias =>
-            {
-                p[1].clone()
+        let mut missing = false;
+        levels::visit(&mut e, |e: &mut Expr, depth: usize| {
+            let name = match e {
+                Expr::CompoundIdentifier(p)
+                    if p.len() == 2 && p[0].value.to_lowercase() == self.alias =>
+                {
+                    p[1].clone()
+                }
+                // Inside a subquery a bare name may be a column of its own tables.
+                Expr::Identifier(i) if depth == 0 => i.clone(),
+                _ => return,
+            };
+            match self.column(&name) {
+                Some(x) => *e = x,
+                None => missing = true,
             }
-            // Inside a subquery a bare name may be a column of its own tables.
-            Expr::Identifier(i) if self.depth == 0 => i.clone(),
-            _ => return ControlFlow::Continue(()),
-        };
-        match self.names.column(&name) {
-            Some(x) => *e = x,
-            None => self.missing = true,
-        }
-        ControlFlow::Continue(())
+        });
+        (!missing).then_some(e)
     }
 }
