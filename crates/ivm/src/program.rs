@@ -62,7 +62,8 @@ pub fn incremental(plan: &Plan, changed: &[bool], downstream: Option<&str>) -> P
         Body::Windowed(w) => windowed(plan, w, changed, downstream),
         Body::Full { .. } => return recompute(plan, true, downstream),
     };
-    let (mut steps, gained) = recursion_gain(plan, changed);
+    let mut steps = recursion_gain(plan, changed);
+    let gained = !steps.is_empty();
     steps.extend(body);
     if gained {
         let sql = Stmt::delete_all(Name::of(&plan::rec_change(plan.id)));
@@ -81,15 +82,15 @@ pub fn incremental(plan: &Plan, changed: &[bool], downstream: Option<&str>) -> P
 
 /// For a view over a recursive query whose tables changed: the steps finding the rows the
 /// recursive query gains and adding them to its rows, before the view reads them as their
-/// source's change (see `plan::recursive`); and whether there are such steps.
-fn recursion_gain(plan: &Plan, changed: &[bool]) -> (Vec<Step>, bool) {
+/// source's change (see `plan::recursive`).
+fn recursion_gain(plan: &Plan, changed: &[bool]) -> Vec<Step> {
     let Some(r) = plan.recursion.as_ref().filter(|r| changed[r.source]) else {
-        return (Vec::new(), false);
+        return Vec::new();
     };
     let Some(derive) = plan::derive_sql(plan, r, changed) else {
-        return (Vec::new(), false);
+        return Vec::new();
     };
-    let steps = vec![
+    vec![
         run(
             "derive the rows the recursive query gains from the inserted rows",
             derive,
@@ -100,8 +101,7 @@ fn recursion_gain(plan: &Plan, changed: &[bool]) -> (Vec<Step>, bool) {
             plan::absorb_sql(plan, r),
             false,
         ),
-    ];
-    (steps, true)
+    ]
 }
 
 fn bag(

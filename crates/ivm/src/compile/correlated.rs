@@ -113,10 +113,7 @@ impl Analyzer<'_> {
     /// without clauses that could leave it without its one row (WITH, ORDER BY, LIMIT, HAVING,
     /// DISTINCT).
     pub(super) fn one_value<'q>(&self, q: &'q Query) -> Option<(&'q Select, &'q Expr)> {
-        let plain = q.with.is_none()
-            && q.order_by.is_none()
-            && q.limit_clause.is_none()
-            && q.fetch.is_none();
+        let plain = super::support::bare_query(q);
         let SetExpr::Select(inner) = q.body.as_ref() else {
             return None;
         };

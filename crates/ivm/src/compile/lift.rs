@@ -12,9 +12,9 @@ use sqlparser::ast::{
     SelectItem, SetExpr, TableAlias, TableFactor, TableWithJoins, Value, VisitMut, VisitorMut,
 };
 
-use super::probe::query;
 use super::support::{aggregate_call, fn_name};
 use super::{full, Analyzer, R};
+use crate::ir::plain_query;
 
 /// The derived table's column of group key `i`.
 fn key(i: usize) -> String {
@@ -36,7 +36,7 @@ fn aliased(e: &Expr, name: String) -> SelectItem {
 /// `(grouped) AS alias`, the one FROM item of the lifted block.
 pub(super) fn derived(grouped: Select, alias: &str) -> Vec<TableWithJoins> {
     vec![derived_table(
-        query(SetExpr::Select(Box::new(grouped))),
+        plain_query(SetExpr::Select(Box::new(grouped))),
         alias,
     )]
 }

@@ -89,24 +89,8 @@ impl Probe {
     fn wrap(&self, body: SetExpr) -> Query {
         Query {
             with: self.with.clone(),
-            ..query(body)
+            ..crate::ir::plain_query(body)
         }
-    }
-}
-
-/// `body` as a query without any clause around it.
-pub(super) fn query(body: SetExpr) -> Query {
-    Query {
-        with: None,
-        body: Box::new(body),
-        order_by: None,
-        limit_clause: None,
-        fetch: None,
-        locks: Vec::new(),
-        for_clause: None,
-        settings: None,
-        format_clause: None,
-        pipe_operators: Vec::new(),
     }
 }
 

@@ -10,8 +10,8 @@ use super::{column_lists, full, Analyzer, Scope, R};
 impl Analyzer<'_> {
     /// The whole definition.
     pub(super) fn top(&mut self, q: &Query, ncols: usize) -> R<Body> {
-        if q.with.as_ref().is_some_and(|w| w.recursive) {
-            return self.recursive_top(q, ncols);
+        if let Some(w) = q.with.as_ref().filter(|w| w.recursive) {
+            return self.recursive_top(q, w, ncols);
         }
         if let Some(merged) = self.merged_window(q) {
             self.features.insert("subquery");

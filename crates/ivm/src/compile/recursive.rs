@@ -5,7 +5,7 @@
 
 use std::ops::ControlFlow;
 
-use sqlparser::ast::{Cte, ObjectName, Query, Select, SetExpr, SetOperator, SetQuantifier};
+use sqlparser::ast::{Cte, ObjectName, Query, Select, SetExpr, SetOperator, SetQuantifier, With};
 
 use super::reasons::Why;
 use super::{full, name_parts, Analyzer, R};
@@ -15,10 +15,7 @@ use crate::plan::{
 
 impl Analyzer<'_> {
     /// The whole definition, which starts with WITH RECURSIVE.
-    pub(super) fn recursive_top(&mut self, q: &Query, ncols: usize) -> R<Body> {
-        let Some(w) = &q.with else {
-            return self.top(q, ncols);
-        };
+    pub(super) fn recursive_top(&mut self, q: &Query, w: &With, ncols: usize) -> R<Body> {
         let looping: Vec<&Cte> = w.cte_tables.iter().filter(|c| reads_itself(c)).collect();
         let mut rest = q.clone();
         match looping.as_slice() {
@@ -41,7 +38,7 @@ impl Analyzer<'_> {
     fn recursion_of(&mut self, cte: &Cte) -> R<()> {
         let name = cte.alias.name.value.to_lowercase();
         let q = cte.query.as_ref();
-        if q.with.is_some() || q.order_by.is_some() || q.limit_clause.is_some() {
+        if !super::support::bare_query(q) {
             return full(Why::RecursiveShape);
         }
         let SetExpr::SetOperation {

@@ -12,6 +12,11 @@ use sqlparser::ast::{
 
 use super::{full, name_parts, Analyzer, R};
 
+/// Whether `q` is its body alone: no WITH, ORDER BY, LIMIT or FETCH around it.
+pub(super) fn bare_query(q: &Query) -> bool {
+    q.with.is_none() && q.order_by.is_none() && q.limit_clause.is_none() && q.fetch.is_none()
+}
+
 /// The expression of a select item (None for a wildcard).
 pub(super) fn item_expr(p: &SelectItem) -> Option<&Expr> {
     match p {

@@ -37,10 +37,7 @@ impl Analyzer<'_> {
             return None;
         }
         let (alias, inner_query) = self.window_source(q, &item.relation)?;
-        let plain_query = inner_query.with.is_none()
-            && inner_query.order_by.is_none()
-            && inner_query.limit_clause.is_none()
-            && inner_query.fetch.is_none();
+        let plain_query = super::support::bare_query(&inner_query);
         let SetExpr::Select(inner) = inner_query.body.as_ref() else {
             return None;
         };

@@ -18,7 +18,7 @@ mod stmt;
 pub use fixpoint::Fixpoint;
 pub use name::Name;
 pub use order_by::{OrderBy, Sort};
-pub use query::{ast_select, Cte, From, GroupBy, Item, JoinKind, Query, Select};
+pub use query::{ast_select, plain_query, Cte, From, GroupBy, Item, JoinKind, Query, Select};
 pub use stmt::{Action, Stmt, When};
 
 use sqlparser::ast::helpers::attached_token::AttachedToken;

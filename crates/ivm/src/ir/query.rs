@@ -495,7 +495,7 @@ impl Query {
 }
 
 /// `body` as a query with no clauses around it.
-pub(super) fn plain_query(body: SetExpr) -> ast::Query {
+pub fn plain_query(body: SetExpr) -> ast::Query {
     ast::Query {
         with: None,
         body: Box::new(body),
