@@ -271,6 +271,11 @@ fn create_storage(db: &mut dyn Sql, plan: &plan::Plan) -> Result<(), IvmError> {
         }
         plan::Body::Aggregate(a) => {
             empty_table(db, &storage, &refresh::state_sql(plan))?;
+            // Before the work table, whose shape is described from a query reading them.
+            for (f, _) in plan::by_value(a) {
+                let values = plan::values_state_sql(plan, a, f).to_string();
+                empty_table(db, &plan::values_table(plan.id, f.slot), &values)?;
+            }
             if let Some(shape) = plan::agg_work_shape_sql(plan, a) {
                 db.exec(&format!("CREATE TABLE {work} AS {shape}"))?;
             }
@@ -388,6 +393,12 @@ pub fn drop_views(
         db.exec(&format!("DROP VIEW IF EXISTS {}", plan::output_view(v.id)))?;
         db.exec(&format!("DROP TABLE IF EXISTS {}", plan::storage(v.id)))?;
         db.exec(&format!("DROP TABLE IF EXISTS {}", plan::work(v.id)))?;
+        if let plan::Body::Aggregate(a) = &v.plan.body {
+            for (f, _) in plan::by_value(a) {
+                let values = plan::values_table(v.id, f.slot);
+                db.exec(&format!("DROP TABLE IF EXISTS {values}"))?;
+            }
+        }
         if v.plan.recursion.is_some() {
             db.exec(&format!("DROP TABLE IF EXISTS {}", plan::rec_table(v.id)))?;
             db.exec(&format!("DROP TABLE IF EXISTS {}", plan::rec_change(v.id)))?;

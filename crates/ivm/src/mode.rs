@@ -75,8 +75,9 @@ mod tests {
     use super::*;
     use duckmv_sqlstate::SqlState;
 
-    /// A kept MIN/MAX rarely reads the base data, so `auto` treats it as a sum; a distinct
-    /// count reads every touched group's rows and recomputes sooner.
+    /// A kept MIN/MAX or a distinct count kept by value rarely or never reads the base data,
+    /// so `auto` treats them as a sum; an aggregate kept whole reads every touched group's rows
+    /// and recomputes sooner.
     #[test]
     fn kept_extremes_are_not_rescans() {
         let compiled = |q| crate::compile::tests::compiled(q, 2).plan;
@@ -84,7 +85,9 @@ mod tests {
         let extremes = compiled("SELECT g, min(v) FROM t GROUP BY g");
         assert!(!prefer_full(&extremes, &pending, &base));
         let distinct = compiled("SELECT g, count(DISTINCT v) FROM t GROUP BY g");
-        assert!(prefer_full(&distinct, &pending, &base));
+        assert!(!prefer_full(&distinct, &pending, &base));
+        let whole = compiled("SELECT g, median(v) FROM t GROUP BY g");
+        assert!(prefer_full(&whole, &pending, &base));
     }
 
     #[test]

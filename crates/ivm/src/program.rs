@@ -174,11 +174,12 @@ fn aggregate(
             return (Vec::new(), false);
         };
         let merge = plan::agg_apply_sql(plan, a, From::query(delta, "_mv_d"));
-        let steps = vec![run(
+        let mut steps = vec![run(
             "merge the change per group into the storage",
             merge,
             true,
         )];
+        steps.extend(count_values(plan, a, changed));
         return (steps, false);
     }
     let Some(fill) = plan::agg_fill_work_sql(plan, a, changed) else {
@@ -197,6 +198,7 @@ fn aggregate(
         fill,
         false,
     )];
+    steps.extend(count_values(plan, a, changed));
     if let Some(old) = feed(-1) {
         steps.push(run(
             "feed the touched groups' old rows downstream",
@@ -228,6 +230,24 @@ fn aggregate(
         ));
     }
     (steps, true)
+}
+
+/// For distinct aggregates kept by value: the change's values merged into their counts, once
+/// the change per group has read the counts before it.
+fn count_values<'p>(
+    plan: &'p Plan,
+    a: &'p plan::Aggregate,
+    changed: &[bool],
+) -> impl Iterator<Item = Step> + 'p {
+    plan::values_merge_sql(plan, a, changed)
+        .into_iter()
+        .map(|sql| {
+            run(
+                "merge the change into the distinct values' counts",
+                sql,
+                false,
+            )
+        })
 }
 
 /// `SELECT *, sign FROM (rows)`: rows with the sign they enter a log with.
@@ -340,6 +360,14 @@ pub fn recompute(plan: &Plan, populated: bool, downstream: Option<&str>) -> Prog
         let [empty, fill] = plan::refill_sql(plan, r);
         steps.push(run("empty the recursive query's rows", empty, false));
         steps.push(run("compute the recursive query's rows", fill, false));
+    }
+    if let Body::Aggregate(a) = &plan.body {
+        let refill = plan::values_refill_sql(plan, a);
+        steps.extend(
+            refill
+                .into_iter()
+                .map(|sql| run("count the distinct values again", sql, false)),
+        );
     }
     steps.push(run(
         "empty the storage",
@@ -504,6 +532,34 @@ mod tests {
             shape(&p.steps),
             ["merge the change per group into the storage", ADVANCE]
         );
+    }
+
+    #[test]
+    fn distinct_counts_read_their_values_before_merging_the_change_into_them() {
+        let plan = view(
+            "SELECT g, count(DISTINCT v), sum(DISTINCT v) FROM t GROUP BY g",
+            3,
+        );
+        let p = incremental(&plan, &[true], None);
+        let values = "merge the change into the distinct values' counts";
+        assert_eq!(
+            shape(&p.steps),
+            [
+                "merge the change per group into the storage",
+                values,
+                values,
+                ADVANCE
+            ]
+        );
+        let Step::Run { sql, .. } = &p.steps[0] else {
+            panic!()
+        };
+        // The storage's change reads the counts stored before the change of both tables.
+        let read = |slot| sql.contains(&format!("\"_duckmv\".\"dv_{}_{slot}\"", plan.id));
+        assert!(read(1) && read(2), "{sql}");
+        let full = recompute(&plan, true, None);
+        let again = "count the distinct values again";
+        assert_eq!(shape(&full.steps).iter().filter(|s| *s == again).count(), 4);
     }
 
     #[test]

@@ -2,9 +2,10 @@
 //! Whether a changed row adds or removes a distinct value depends on the group's other rows,
 //! so every group the change touches is recomputed from the base data; groups it does not
 //! touch keep their stored value, which is what makes the refresh incremental. Not invertible.
+//! Views created before `by_value` keep this rule, and so do floating-point values.
 
 use super::{Aggregator, StateCol};
-use crate::ir::{bare, col, Expr};
+use crate::ir::{bare, call_distinct, col, Expr};
 
 pub struct Distinct {
     function: &'static str,
@@ -36,12 +37,10 @@ impl Aggregator for Distinct {
         vec![StateCol::value(v(slot))]
     }
     fn rows_state(&self, arg: Option<Expr>) -> Vec<Expr> {
-        vec![Expr::Call {
-            name: self.function,
-            args: arg.into_iter().collect(),
-            distinct: true,
-            filter: None,
-        }]
+        vec![call_distinct(
+            self.function,
+            arg.expect("a distinct aggregate has an argument"),
+        )]
     }
     /// The change carries nothing: the touched group is recomputed.
     fn change_state(&self, _slot: usize, _arg: Option<Expr>, _mult: Expr) -> Vec<(String, Expr)> {

@@ -14,6 +14,7 @@
 //! and work tables of existing views depend on them, so a kind's columns never change.
 
 mod boolean;
+pub mod by_value;
 mod count;
 mod count_if;
 mod count_star;
@@ -69,6 +70,11 @@ pub struct AggFn {
     /// storage without the list.
     #[serde(default)]
     pub kept: bool,
+    /// For COUNT/SUM/AVG(DISTINCT): whether the view keeps each group's distinct values with
+    /// their row counts (`by_value`) rather than recomputing the groups a change touches.
+    /// Views created before that have `false`, and no table of values.
+    #[serde(default)]
+    pub by_value: bool,
 }
 
 impl AggFn {
@@ -135,6 +141,11 @@ pub trait Aggregator: Sync {
     fn kept(&self) -> Option<&kept::Kept> {
         None
     }
+    /// For distinct aggregates kept by value: their rule (the change's transitions are
+    /// computed apart, by `plan::by_value`).
+    fn by_value(&self) -> Option<&by_value::ByValue> {
+        None
+    }
 }
 
 /// The aggregator of one call.
@@ -149,6 +160,9 @@ pub fn of(f: &AggFn) -> &'static dyn Aggregator {
         (AggKind::Max, _) if f.kept => &kept::MAX,
         (AggKind::Min, _) => &extreme::MIN,
         (AggKind::Max, _) => &extreme::MAX,
+        (AggKind::Count, true) if f.by_value => &by_value::COUNT,
+        (AggKind::Sum, true) if f.by_value => &by_value::SUM_DISTINCT,
+        (AggKind::Avg, true) if f.by_value => &by_value::AVG_DISTINCT,
         (AggKind::Count, true) => &distinct::COUNT,
         (AggKind::Sum, true) => &distinct::SUM,
         (AggKind::Avg, true) => &distinct::AVG,

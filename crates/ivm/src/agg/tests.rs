@@ -305,6 +305,7 @@ fn agg(kind: AggKind) -> AggFn {
         distinct: false,
         call: None,
         kept: false,
+        by_value: false,
     }
 }
 
@@ -384,5 +385,35 @@ fn distinct_aggregates_count_each_value_once_and_recompute_touched_groups() {
                 "{kind:?}(DISTINCT) combined a touched group"
             );
         }
+    }
+}
+
+#[test]
+fn distinct_aggregates_kept_by_value_keep_count_and_sum_state() {
+    let rows: Vec<Row> = [Some(1), Some(1), Some(2), None]
+        .iter()
+        .map(|v| input("i", *v, 1))
+        .collect();
+    for (kind, names, want) in [
+        (AggKind::Count, vec!["n_1"], vec![V::Int(2)]),
+        (AggKind::Sum, vec!["s_1", "n_1"], vec![V::Int(3), V::Int(2)]),
+        (AggKind::Avg, vec!["s_1", "n_1"], vec![V::Int(3), V::Int(2)]),
+    ] {
+        let f = AggFn {
+            distinct: true,
+            by_value: true,
+            ..agg(kind)
+        };
+        let a = of(&f);
+        assert!(a.by_value().is_some() && a.invertible(), "{kind:?}");
+        let state: Vec<String> = a.state(1).into_iter().map(|c| c.name).collect();
+        assert_eq!(state, names, "{kind:?}(DISTINCT)");
+        let got: Vec<V> = a
+            .rows_state(Some(col("i", "_a1")))
+            .iter()
+            .map(|e| aggregate(e, &rows))
+            .collect();
+        assert_eq!(got, want, "{kind:?}(DISTINCT) state of rows");
+        assert!(a.recompute_when(1, "s", "d").is_none(), "{kind:?}");
     }
 }

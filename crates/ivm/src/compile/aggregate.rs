@@ -149,9 +149,8 @@ impl Analyzer<'_> {
     /// The types of the arguments (by their text) of the SUM/AVG and variance states of
     /// `col`, asked of DuckDB over the block's FROM (its filters may be placeholders of copies).
     fn arg_types(&mut self, from: &BlockFrom, col: &AggCollector) -> R<HashMap<String, String>> {
-        let typed = |f: &AggFn| {
-            (!f.distinct && matches!(f.kind, AggKind::Sum | AggKind::Avg)) || agg::is_moment(f.kind)
-        };
+        let typed =
+            |f: &AggFn| matches!(f.kind, AggKind::Sum | AggKind::Avg) || agg::is_moment(f.kind);
         let asked: Vec<&Expr> = col
             .args
             .iter()
@@ -391,6 +390,7 @@ impl StateRewriter<'_, '_> {
         if let Some(pos) = self.col.aggs.iter().position(|(k, _)| *k == key) {
             return Ok(pos);
         }
+        let by_value = self.col.keep && distinct && self.by_value(kind, arg.as_ref());
         let arg_col = arg.map(|a| format!("_a{}", self.col.input(a) + 1));
         // SUM and AVG of one argument keep the same state (the sum and the non-null count).
         let sum_like = |k: AggKind, d: bool| !d && matches!(k, AggKind::Sum | AggKind::Avg);
@@ -413,6 +413,7 @@ impl StateRewriter<'_, '_> {
                 distinct,
                 call: None,
                 kept: self.col.keep && matches!(kind, AggKind::Min | AggKind::Max),
+                by_value,
             },
         ));
         Ok(self.col.aggs.len() - 1)
@@ -443,6 +444,17 @@ impl StateRewriter<'_, '_> {
         }
     }
 
+    /// Whether a distinct `kind(DISTINCT arg)` is kept by value (`agg::by_value`): COUNT, SUM
+    /// and AVG, but not sums of floating-point values, whose sums taken back drift.
+    fn by_value(&self, kind: AggKind, arg: Option<&Expr>) -> bool {
+        let ty = |a: &Expr| self.col.types.as_ref()?.get(&a.to_string());
+        match kind {
+            AggKind::Count => true,
+            AggKind::Sum | AggKind::Avg => !arg.and_then(ty).is_some_and(|t| floating(t)),
+            _ => false,
+        }
+    }
+
     /// A call without a rule of its own, kept whole: its groups are recomputed when touched.
     fn whole(&mut self, f: &sqlparser::ast::Function) -> Result<usize, String> {
         let col = &mut *self.col;
@@ -459,6 +471,7 @@ impl StateRewriter<'_, '_> {
             distinct: false,
             call: Some(call),
             kept: false,
+            by_value: false,
         };
         self.col.aggs.push((key, whole));
         Ok(self.col.aggs.len() - 1)

@@ -159,6 +159,16 @@ pub fn call(name: &'static str, args: Vec<Expr>) -> Expr {
     }
 }
 
+/// `name(DISTINCT arg)`.
+pub fn call_distinct(name: &'static str, arg: Expr) -> Expr {
+    Expr::Call {
+        name,
+        args: vec![arg],
+        distinct: true,
+        filter: None,
+    }
+}
+
 /// `coalesce(e, 0)`.
 pub fn or_zero(e: Expr) -> Expr {
     call("coalesce", vec![e, Expr::Int(0)])

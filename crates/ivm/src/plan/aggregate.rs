@@ -4,7 +4,7 @@
 
 use super::{rel_delta, storage, work, Aggregate, Plan};
 use crate::agg;
-use crate::ir::{self, Action, Expr, From, Item, JoinKind, Name, Query, Select, Stmt, When};
+use crate::ir::{self, Action, Cte, Expr, From, Item, JoinKind, Name, Query, Select, Stmt, When};
 use crate::ops::{agg_delta_from, agg_state_from, consolidate, group_cols, keys_of};
 
 /// A relation the engine named (storage, work table, CTE) under `alias`.
@@ -41,19 +41,54 @@ pub fn agg_state_sql(plan: &Plan, a: &Aggregate, only_recompute: bool) -> Query 
 
 /// The consolidated change per group; MIN/MAX keep the extreme of the inserted values (`m_i`) and
 /// of the deleted ones (`x_i`), which decides whether the group must be recomputed, or with
-/// kept candidates, the touched groups' new lists (`kept`).
+/// kept candidates, the touched groups' new lists (`kept`); distinct aggregates kept by value,
+/// the transitions of their distinct sets (`by_value`).
 pub fn agg_delta_sql(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Option<Query> {
-    if super::kept::kept(a).is_empty() {
+    if super::kept::kept(a).is_empty() && super::by_value::by_value(a).is_empty() {
         return agg_delta_from(&plan.sources, a, changed);
     }
     let raw = rel_delta(&plan.sources, &a.input_rel(), changed)?;
     let consolidated = consolidate(a, From::table(Name(vec!["_mv_raw".into()]), "_mv_d"));
-    Some(super::kept::with_lists(
-        &storage(plan.id),
-        a,
-        raw,
-        consolidated,
-    ))
+    let mut joined = Joined::new(raw, consolidated);
+    super::kept::add_lists(&storage(plan.id), a, &mut joined);
+    super::by_value::add_transitions(plan, a, &mut joined);
+    Some(joined.query())
+}
+
+/// The change per group (`_mv_d`, over the change rows `_mv_raw`) with what other relations
+/// say of the same groups LEFT JOINed beside it.
+pub(super) struct Joined {
+    pub ctes: Vec<Cte>,
+    pub cols: Vec<Item>,
+    from: From,
+}
+
+impl Joined {
+    fn new(raw: Query, consolidated: Query) -> Joined {
+        Joined {
+            ctes: vec![Cte {
+                name: "_mv_raw".into(),
+                query: raw,
+                materialized: true,
+            }],
+            cols: vec![Item::StarOf("_mv_d".into())],
+            from: From::query(consolidated, "_mv_d"),
+        }
+    }
+
+    /// LEFT JOINs the CTE `cte`, aliased by its name, on the group keys `keys`.
+    pub fn join(&mut self, cte: &str, keys: &[String]) {
+        let rel = From::table(Name(vec![cte.to_string()]), cte);
+        let from = std::mem::replace(&mut self.from, From::table(Name(vec![]), ""));
+        self.from = from.join(JoinKind::Left, rel, ir::same_cols(cte, "_mv_d", keys));
+    }
+
+    fn query(self) -> Query {
+        Query::With {
+            ctes: self.ctes,
+            body: Box::new(Query::select(Select::new(self.cols, vec![self.from]))),
+        }
+    }
 }
 
 /// Fills the work table: the consolidated change plus `_mv_rc`, true for groups whose current

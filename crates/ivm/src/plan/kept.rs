@@ -16,7 +16,7 @@ use crate::agg::kept::{k, o, r, Kept, KEPT};
 use crate::agg::AggFn;
 use crate::ir::{self, Cte, Expr, From, GroupBy, Item, JoinKind, Name, Op, Query, Select};
 
-use super::aggregate::named;
+use super::aggregate::{named, Joined};
 use super::Aggregate;
 use crate::ops::group_cols;
 
@@ -193,52 +193,33 @@ fn cut(storage: &str, keys: &[String], slot: usize, kept: &Kept) -> Cte {
     }
 }
 
-/// The change per group with each kept extreme's list, flag, and whether it rewrites them:
-/// `consolidated` is the change per group over the change rows `_mv_raw` (aliased `_mv_d`),
-/// which `raw` computes.
-pub(super) fn with_lists(storage: &str, a: &Aggregate, raw: Query, consolidated: Query) -> Query {
+/// Adds each kept extreme's list, flag, and whether the change rewrites them to the change per
+/// group `joined` (over the change rows `_mv_raw`).
+pub(super) fn add_lists(storage: &str, a: &Aggregate, joined: &mut Joined) {
     let keys = group_cols(a);
-    let mut ctes = vec![Cte {
-        name: "_mv_raw".into(),
-        query: raw,
-        materialized: true,
-    }];
-    let mut cols = vec![Item::StarOf("_mv_d".into())];
-    let mut from = From::query(consolidated, "_mv_d");
     for (f, kept) in kept(a) {
         let slot = f.slot;
-        ctes.push(rows(storage, &keys, f, kept));
-        ctes.push(groups(&keys, slot));
-        ctes.push(cut(storage, &keys, slot, kept));
+        joined.ctes.push(rows(storage, &keys, f, kept));
+        joined.ctes.push(groups(&keys, slot));
+        joined.ctes.push(cut(storage, &keys, slot, kept));
         let (g, c) = (format!("_mv_g{slot}"), format!("_mv_c{slot}"));
-        cols.push(Item::named(ir::col(c.clone(), "_mv_k"), k(slot)));
+        joined
+            .cols
+            .push(Item::named(ir::col(c.clone(), "_mv_k"), k(slot)));
         let more = ir::call(
             "coalesce",
             vec![ir::col(c.clone(), "_mv_more"), Expr::Bool(false)],
         );
-        cols.push(Item::named(
+        joined.cols.push(Item::named(
             ir::col(g.clone(), "_mv_open").or(more),
             o(slot),
         ));
-        cols.push(Item::named(
+        joined.cols.push(Item::named(
             ir::col(g.clone(), "_mv_open").is_not_null(),
             r(slot),
         ));
-        from = from
-            .join(
-                JoinKind::Left,
-                cte_ref(g.clone(), &g),
-                ir::same_cols(&g, "_mv_d", &keys),
-            )
-            .join(
-                JoinKind::Left,
-                cte_ref(c.clone(), &c),
-                ir::same_cols(&c, "_mv_d", &keys),
-            );
-    }
-    Query::With {
-        ctes,
-        body: Box::new(Query::select(Select::new(cols, vec![from]))),
+        joined.join(&g, &keys);
+        joined.join(&c, &keys);
     }
 }
 
