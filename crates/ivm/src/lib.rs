@@ -272,9 +272,15 @@ fn create_storage(db: &mut dyn Sql, plan: &plan::Plan) -> Result<(), IvmError> {
         plan::Body::Aggregate(a) => {
             empty_table(db, &storage, &refresh::state_sql(plan))?;
             // Before the work table, whose shape is described from a query reading them.
-            for (f, _) in plan::by_value(a) {
-                let values = plan::values_state_sql(plan, a, f).to_string();
-                empty_table(db, &plan::values_table(plan.id, f.slot), &values)?;
+            for v in plan::values_of(a) {
+                let values = plan::values_state_sql(plan, a, v.first).to_string();
+                empty_table(db, &plan::values_table(plan.id, v.first.slot), &values)?;
+            }
+            if let Some(change) = plan::values_of(a)
+                .first()
+                .and_then(|_| plan::change_shape_sql(plan, a))
+            {
+                empty_table(db, &plan::change_table(plan.id), &change.to_string())?;
             }
             if let Some(shape) = plan::agg_work_shape_sql(plan, a) {
                 db.exec(&format!("CREATE TABLE {work} AS {shape}"))?;
@@ -394,10 +400,12 @@ pub fn drop_views(
         db.exec(&format!("DROP TABLE IF EXISTS {}", plan::storage(v.id)))?;
         db.exec(&format!("DROP TABLE IF EXISTS {}", plan::work(v.id)))?;
         if let plan::Body::Aggregate(a) = &v.plan.body {
-            for (f, _) in plan::by_value(a) {
-                let values = plan::values_table(v.id, f.slot);
+            for values in plan::values_of(a) {
+                let values = plan::values_table(v.id, values.first.slot);
                 db.exec(&format!("DROP TABLE IF EXISTS {values}"))?;
             }
+            let change = plan::change_table(v.id);
+            db.exec(&format!("DROP TABLE IF EXISTS {change}"))?;
         }
         if v.plan.recursion.is_some() {
             db.exec(&format!("DROP TABLE IF EXISTS {}", plan::rec_table(v.id)))?;

@@ -21,7 +21,10 @@ pub use aggregate::{
     agg_recompute_sql, agg_rescans, agg_state_sql, agg_work_shape_sql,
 };
 pub use bag::{bag_delta_sql, bag_merge_sql, bag_state_sql, distinct_transitions_sql};
-pub use by_value::{by_value, values_merge_sql, values_refill_sql, values_state_sql, values_table};
+pub use by_value::{
+    change_shape_sql, change_table, keep_change_sql, values_merge_sql, values_of,
+    values_refill_sql, values_state_sql, values_table,
+};
 pub use output::{output_sql, output_view_sql, unpopulated_sql, user_view_sql};
 pub use recursive::{
     absorb_sql, deleted_sql, derive_sql, rec_change, rec_table, refill_sql, Recursion,

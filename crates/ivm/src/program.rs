@@ -174,12 +174,13 @@ fn aggregate(
             return (Vec::new(), false);
         };
         let merge = plan::agg_apply_sql(plan, a, From::query(delta, "_mv_d"));
-        let mut steps = vec![run(
+        let mut steps: Vec<Step> = keep_change(plan, a, changed).collect();
+        steps.push(run(
             "merge the change per group into the storage",
             merge,
             true,
-        )];
-        steps.extend(count_values(plan, a, changed));
+        ));
+        steps.extend(count_values(plan, a));
         return (steps, false);
     }
     let Some(fill) = plan::agg_fill_work_sql(plan, a, changed) else {
@@ -193,12 +194,13 @@ fn aggregate(
             capture::append_sql(d, &signed(rows, sign).to_string())
         })
     };
-    let mut steps = vec![run(
+    let mut steps: Vec<Step> = keep_change(plan, a, changed).collect();
+    steps.push(run(
         "consolidate the change per group into the work table",
         fill,
         false,
-    )];
-    steps.extend(count_values(plan, a, changed));
+    ));
+    steps.extend(count_values(plan, a));
     if let Some(old) = feed(-1) {
         steps.push(run(
             "feed the touched groups' old rows downstream",
@@ -232,14 +234,20 @@ fn aggregate(
     (steps, true)
 }
 
+/// For distinct aggregates kept by value: the change rows kept in a table, which the change
+/// per group and the merges into the values' counts read.
+fn keep_change(plan: &Plan, a: &plan::Aggregate, changed: &[bool]) -> impl Iterator<Item = Step> {
+    let keep = plan::values_of(a)
+        .first()
+        .and_then(|_| plan::keep_change_sql(plan, a, changed));
+    keep.into_iter()
+        .map(|sql| run("keep the change rows for the distinct values", sql, false))
+}
+
 /// For distinct aggregates kept by value: the change's values merged into their counts, once
-/// the change per group has read the counts before it.
-fn count_values<'p>(
-    plan: &'p Plan,
-    a: &'p plan::Aggregate,
-    changed: &[bool],
-) -> impl Iterator<Item = Step> + 'p {
-    plan::values_merge_sql(plan, a, changed)
+/// the change per group has read the counts before it, and the change rows let go.
+fn count_values(plan: &Plan, a: &plan::Aggregate) -> Vec<Step> {
+    let mut steps: Vec<Step> = plan::values_merge_sql(plan, a)
         .into_iter()
         .map(|sql| {
             run(
@@ -248,6 +256,12 @@ fn count_values<'p>(
                 false,
             )
         })
+        .collect();
+    if !steps.is_empty() {
+        let sql = Stmt::delete_all(Name::of(&plan::change_table(plan.id)));
+        steps.push(run("empty the kept change rows", sql, false));
+    }
+    steps
 }
 
 /// `SELECT *, sign FROM (rows)`: rows with the sign they enter a log with.
@@ -537,26 +551,29 @@ mod tests {
     #[test]
     fn distinct_counts_read_their_values_before_merging_the_change_into_them() {
         let plan = view(
-            "SELECT g, count(DISTINCT v), sum(DISTINCT v) FROM t GROUP BY g",
-            3,
+            "SELECT g, count(DISTINCT v), sum(DISTINCT k), avg(DISTINCT v) FROM t GROUP BY g",
+            4,
         );
         let p = incremental(&plan, &[true], None);
         let values = "merge the change into the distinct values' counts";
         assert_eq!(
             shape(&p.steps),
             [
+                "keep the change rows for the distinct values",
                 "merge the change per group into the storage",
                 values,
                 values,
+                "empty the kept change rows",
                 ADVANCE
             ]
         );
-        let Step::Run { sql, .. } = &p.steps[0] else {
+        let Step::Run { sql, .. } = &p.steps[1] else {
             panic!()
         };
-        // The storage's change reads the counts stored before the change of both tables.
+        // The storage's change reads the counts stored before the change: one table per
+        // argument, named by its first aggregate's slot (AVG(DISTINCT v) shares COUNT's).
         let read = |slot| sql.contains(&format!("\"_duckmv\".\"dv_{}_{slot}\"", plan.id));
-        assert!(read(1) && read(2), "{sql}");
+        assert!(read(1) && read(2) && !read(3), "{sql}");
         let full = recompute(&plan, true, None);
         let again = "count the distinct values again";
         assert_eq!(shape(&full.steps).iter().filter(|s| *s == again).count(), 4);

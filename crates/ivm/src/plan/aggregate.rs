@@ -44,10 +44,13 @@ pub fn agg_state_sql(plan: &Plan, a: &Aggregate, only_recompute: bool) -> Query 
 /// kept candidates, the touched groups' new lists (`kept`); distinct aggregates kept by value,
 /// the transitions of their distinct sets (`by_value`).
 pub fn agg_delta_sql(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Option<Query> {
-    if super::kept::kept(a).is_empty() && super::by_value::by_value(a).is_empty() {
+    if super::kept::kept(a).is_empty() && super::by_value::values_of(a).is_empty() {
         return agg_delta_from(&plan.sources, a, changed);
     }
-    let raw = rel_delta(&plan.sources, &a.input_rel(), changed)?;
+    let raw = match super::by_value::kept_change(plan, a, changed) {
+        Some(kept) => kept,
+        None => rel_delta(&plan.sources, &a.input_rel(), changed)?,
+    };
     let consolidated = consolidate(a, From::table(Name(vec!["_mv_raw".into()]), "_mv_d"));
     let mut joined = Joined::new(raw, consolidated);
     super::kept::add_lists(&storage(plan.id), a, &mut joined);

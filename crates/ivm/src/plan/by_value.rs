@@ -1,6 +1,7 @@
 //! Distinct aggregates kept by value (`agg::by_value`): the table `_duckmv.dv_<id>_<slot>` holds,
-//! per group, each distinct non-NULL value of the argument (`_mv_v`) with the number of the
-//! group's rows that have it (`_mv_n`). A refresh nets the change per group and value, reads
+//! per group, each distinct non-NULL value of one argument (`_mv_v`) with the number of the
+//! group's rows that have it (`_mv_n`); the COUNT, SUM and AVG(DISTINCT) of that argument share
+//! it, named by the first one's slot. A refresh nets the change per group and value, reads
 //! the counts stored for those values only, and turns each count that leaves or reaches 0 into
 //! a transition of the group's distinct set; the change per group carries the transitions' COUNT
 //! and SUM state beside the other aggregates'. After that the netted change is merged into the
@@ -21,10 +22,65 @@ pub fn values_table(id: i64, slot: usize) -> String {
 }
 
 /// The distinct aggregates of `a` kept by value, with their rule.
-pub fn by_value(a: &Aggregate) -> Vec<(&AggFn, &'static ByValue)> {
+fn by_value(a: &Aggregate) -> Vec<(&AggFn, &'static ByValue)> {
     a.state_fns()
         .filter_map(|f| crate::agg::of(f).by_value().map(|b| (f, b)))
         .collect()
+}
+
+/// One table of values: the first aggregate of its argument (whose slot names it), and every
+/// distinct aggregate of that argument.
+pub struct Values<'a> {
+    pub first: &'a AggFn,
+    pub fns: Vec<(&'a AggFn, &'static ByValue)>,
+}
+
+/// The tables of values of `a`, one per argument of its distinct aggregates kept by value.
+pub fn values_of(a: &Aggregate) -> Vec<Values<'_>> {
+    let mut out: Vec<Values> = Vec::new();
+    for (f, rule) in by_value(a) {
+        match out.iter_mut().find(|v| v.first.arg == f.arg) {
+            Some(v) => v.fns.push((f, rule)),
+            None => out.push(Values {
+                first: f,
+                fns: vec![(f, rule)],
+            }),
+        }
+    }
+    out
+}
+
+/// The table keeping the change rows of the aggregate's input for the length of a refresh: the
+/// change per group and the merges into the values' tables read them, and computing them (a
+/// join's delta terms) can cost more than both.
+pub fn change_table(id: i64) -> String {
+    format!("_duckmv.r_{id}")
+}
+
+/// The change rows, as the table keeps them (`SELECT *`), when the aggregate has distinct
+/// aggregates kept by value and some change.
+pub fn kept_change(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Option<Query> {
+    if values_of(a).is_empty() {
+        return None;
+    }
+    rel_delta(&plan.sources, &a.input_rel(), changed)?;
+    let all = Select::new(
+        vec![Item::Star],
+        vec![named(&change_table(plan.id), "_mv_r")],
+    );
+    Some(Query::select(all))
+}
+
+/// Fills the change table with the change rows.
+pub fn keep_change_sql(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Option<Stmt> {
+    let raw = rel_delta(&plan.sources, &a.input_rel(), changed)?;
+    Some(Stmt::insert(Name::of(&change_table(plan.id)), raw))
+}
+
+/// The change table's shape (used once, at CREATE): the change with every source changed.
+pub fn change_shape_sql(plan: &Plan, a: &Aggregate) -> Option<Query> {
+    let all = vec![true; plan.sources.len()];
+    rel_delta(&plan.sources, &a.input_rel(), &all)
 }
 
 /// `_mv_v` and `_mv_n`: a value and a row count, after the group keys.
@@ -86,11 +142,12 @@ fn transition() -> Expr {
     }
 }
 
-/// `_mv_t<slot>`: per group, the transitions' count (and sum) over the change `_mv_raw`.
-fn transitions(plan: &Plan, a: &Aggregate, f: &AggFn, rule: &ByValue) -> Cte {
+/// `_mv_t<slot>`: per group, the transitions of the values of `v` over the change `_mv_raw`:
+/// their count `_mv_dn`, and their sum `_mv_ds`.
+fn transitions(plan: &Plan, a: &Aggregate, v: &Values) -> Cte {
     let keys = group_cols(a);
-    let change = netted(a, f, named("_mv_raw", "_mv_r"));
-    let stored = named(&values_table(plan.id, f.slot), "_mv_o");
+    let change = netted(a, v.first, named("_mv_raw", "_mv_r"));
+    let stored = named(&values_table(plan.id, v.first.slot), "_mv_o");
     let on = ir::all([
         ir::same_cols("_mv_o", "_mv_c", &keys),
         ir::col("_mv_o", VALUE).bin(Op::Same, ir::col("_mv_c", VALUE)),
@@ -100,19 +157,18 @@ fn transitions(plan: &Plan, a: &Aggregate, f: &AggFn, rule: &ByValue) -> Cte {
         .into_iter()
         .map(|k| Item::Expr(k, None))
         .collect();
-    let (s, n) = state_names(f, rule);
     let count = ir::call("sum", vec![transition()]);
-    items.push(Item::named(ir::or_zero(count).big_int(), n));
-    if let Some(s) = s {
+    items.push(Item::named(ir::or_zero(count).big_int(), "_mv_dn"));
+    if v.fns.iter().any(|(_, rule)| rule.sums()) {
         let sum = ir::call("sum", vec![transition() * ir::col("_mv_c", VALUE)]);
-        items.push(Item::named(sum, s));
+        items.push(Item::named(sum, "_mv_ds"));
     }
     let mut s = Select::new(items, vec![from]);
     if a.groups > 0 {
         s.group_by = GroupBy::Exprs(keys_of(a, "_mv_c"));
     }
     Cte {
-        name: format!("_mv_t{}", f.slot),
+        name: format!("_mv_t{}", v.first.slot),
         query: Query::select(s),
         materialized: false,
     }
@@ -131,17 +187,19 @@ fn state_names(f: &AggFn, rule: &ByValue) -> (Option<String>, String) {
 /// Adds each distinct aggregate's transitions to the change per group `joined` (over `_mv_raw`).
 pub(super) fn add_transitions(plan: &Plan, a: &Aggregate, joined: &mut Joined) {
     let keys = group_cols(a);
-    for (f, rule) in by_value(a) {
-        let cte = transitions(plan, a, f, rule);
+    for v in values_of(a) {
+        let cte = transitions(plan, a, &v);
         let t = cte.name.clone();
         joined.ctes.push(cte);
-        let (s, n) = state_names(f, rule);
-        let count = ir::or_zero(ir::col(t.clone(), n.clone()));
-        joined.cols.push(Item::named(count, n));
-        if let Some(s) = s {
-            joined
-                .cols
-                .push(Item::named(ir::col(t.clone(), s.clone()), s));
+        for (f, rule) in &v.fns {
+            let (s, n) = state_names(f, rule);
+            let count = ir::or_zero(ir::col(t.clone(), "_mv_dn"));
+            joined.cols.push(Item::named(count, n));
+            if let Some(s) = s {
+                joined
+                    .cols
+                    .push(Item::named(ir::col(t.clone(), "_mv_ds"), s));
+            }
         }
         joined.join(&t, &keys);
     }
@@ -149,15 +207,12 @@ pub(super) fn add_transitions(plan: &Plan, a: &Aggregate, joined: &mut Joined) {
 
 /// The MERGE of the change's netted values into each distinct aggregate's table; run after
 /// the change per group has read the counts before it.
-pub fn values_merge_sql(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Vec<Stmt> {
+pub fn values_merge_sql(plan: &Plan, a: &Aggregate) -> Vec<Stmt> {
     let keys = group_cols(a);
-    let Some(raw) = rel_delta(&plan.sources, &a.input_rel(), changed) else {
-        return Vec::new();
-    };
-    by_value(a)
+    values_of(a)
         .into_iter()
-        .map(|(f, _)| {
-            let change = netted(a, f, From::query(raw.clone(), "_mv_r"));
+        .map(|v| {
+            let change = netted(a, v.first, named(&change_table(plan.id), "_mv_r"));
             let after = ir::col("_mv_s", COUNT) + ir::col("_mv_d", COUNT);
             let mut values = keys_of(a, "_mv_d");
             values.extend([ir::col("_mv_d", VALUE), ir::col("_mv_d", COUNT)]);
@@ -166,7 +221,7 @@ pub fn values_merge_sql(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Vec<Stm
                 ir::col("_mv_s", VALUE).bin(Op::Same, ir::col("_mv_d", VALUE)),
             ]);
             Stmt::Merge {
-                into: Name::of(&values_table(plan.id, f.slot)),
+                into: Name::of(&values_table(plan.id, v.first.slot)),
                 alias: "_mv_s".into(),
                 using: From::query(change, "_mv_d"),
                 on,
@@ -194,13 +249,13 @@ pub fn values_merge_sql(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Vec<Stm
 
 /// Empties and fills each distinct aggregate's table from the current input (a recompute).
 pub fn values_refill_sql(plan: &Plan, a: &Aggregate) -> Vec<Stmt> {
-    by_value(a)
+    values_of(a)
         .into_iter()
-        .flat_map(|(f, _)| {
-            let table = Name::of(&values_table(plan.id, f.slot));
+        .flat_map(|v| {
+            let table = Name::of(&values_table(plan.id, v.first.slot));
             [
                 Stmt::delete_all(table.clone()),
-                Stmt::insert(table, values_state_sql(plan, a, f)),
+                Stmt::insert(table, values_state_sql(plan, a, v.first)),
             ]
         })
         .collect()
