@@ -378,6 +378,60 @@ fn error_in_extended_query_skips_to_sync() {
     assert_eq!(rows(&conn.simple("select 1")), vec![vec![s("1")]]);
 }
 
+/// Messages up to a Sync are one implicit transaction, whatever reaches the server before their
+/// replies are read: a failure rolls back the writes before it and discards every message after
+/// it until the Sync, a simple Query included, as PostgreSQL does.
+#[test]
+fn a_pipelined_failure_rolls_back_and_discards_until_sync() {
+    let server = TestServer::start();
+    let mut conn = server.raw();
+    conn.simple("create table t(a int)");
+    let run = |conn: &mut RawConn, sql: &str| {
+        conn.parse("", sql, &[]);
+        conn.bind("", "", 0, &[], 0);
+        conn.execute("", 0);
+    };
+    run(&mut conn, "insert into t values (1)");
+    run(&mut conn, "select count(*) from t");
+    run(&mut conn, "select * from no_such_table");
+    run(&mut conn, "insert into t values (2)");
+    conn.query("insert into t values (3)");
+    conn.sync();
+    let msgs = conn.until_ready();
+    assert_eq!(tags(&msgs), vec!["INSERT 0 1", "SELECT 1"], "{msgs:?}");
+    assert_eq!(
+        rows(&msgs),
+        vec![vec![s("1")]],
+        "the read sees the write before it"
+    );
+    assert_eq!(errors(&msgs), vec!["42P01"]);
+    // One ReadyForQuery, for the Sync; nothing after the error but it.
+    assert_eq!(msgs.last(), Some(&Msg::ReadyForQuery('I')), "{msgs:?}");
+    assert_eq!(
+        msgs.iter()
+            .filter(|m| matches!(m, Msg::ReadyForQuery(_)))
+            .count(),
+        1
+    );
+    assert_eq!(
+        rows(&conn.simple("select count(*) from t")),
+        vec![vec![s("0")]]
+    );
+
+    // Reads and writes pipelined without a failure all take effect, in order.
+    run(&mut conn, "insert into t values (4)");
+    run(&mut conn, "select a from t");
+    run(&mut conn, "insert into t values (5)");
+    conn.sync();
+    let msgs = conn.until_ready();
+    assert_eq!(tags(&msgs), vec!["INSERT 0 1", "SELECT 1", "INSERT 0 1"]);
+    assert_eq!(ready_status(&msgs), 'I');
+    assert_eq!(
+        rows(&conn.simple("select count(*) from t")),
+        vec![vec![s("2")]]
+    );
+}
+
 #[test]
 fn terminate_closes_the_connection() {
     let server = TestServer::start();

@@ -49,12 +49,15 @@ use crate::engine::{EngineError, Interrupter};
 type Job = Box<dyn FnOnce(&mut Worker, &Out) + Send>;
 
 /// What the client waits for at the end of a job: a ReadyForQuery (simple query, Sync), or only
-/// the job's own replies (extended-protocol messages, whose errors make the wire layer skip to
-/// Sync).
+/// the job's own replies (COPY data, bookkeeping), or those of an extended-protocol message.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Ends {
     Ready,
     Replies,
+    /// Parse, Bind, Describe, Execute, Close. The wire layer may queue several before it reads
+    /// their replies, so the session itself does what PostgreSQL does after one fails: it
+    /// discards the extended-protocol messages that follow, until a Sync (a job ending Ready).
+    Extended,
 }
 
 struct Queued {
@@ -68,13 +71,16 @@ struct Queued {
 /// (SQLSTATE 54001), and what it accepts must fit here with room to spare.
 const SESSION_STACK: usize = 64 << 20;
 
-/// The sending side of a job's replies.
-pub struct Out(mpsc::Sender<Reply>);
+/// The sending side of a job's replies, and whether one was an error.
+pub struct Out(mpsc::Sender<Reply>, std::cell::Cell<bool>);
 
 impl Out {
     /// Sends one reply; false when the client has gone away, so the worker
     /// can stop producing rows nobody reads.
     pub fn send(&self, r: Reply) -> bool {
+        if matches!(r, Reply::Error(_)) {
+            self.1.set(true);
+        }
         self.0.blocking_send(r).is_ok()
     }
 }
@@ -99,8 +105,9 @@ impl Session {
             .stack_size(SESSION_STACK)
             .spawn(move || {
                 let mut w = Worker::new(conn, shared, inbox);
+                let mut discarding = false;
                 while let Ok(q) = rx.recv() {
-                    run_guarded(&mut w, q);
+                    run_in_order(&mut w, q, &mut discarding);
                 }
             })
             .map_err(|e| EngineError::internal(format!("could not start session thread: {e}")))?;
@@ -131,7 +138,7 @@ impl Session {
         let (tx, rx) = mpsc::channel(8);
         let _ = self.jobs.send(Queued {
             job: Box::new(f),
-            out: Out(tx),
+            out: Out(tx, Default::default()),
             ends,
         });
         rx
@@ -151,12 +158,25 @@ impl Drop for Session {
     }
 }
 
-/// Runs one job; a panic in it ends the job, not the session or the server: the client gets
+/// Runs one job, unless it is an extended-protocol message that follows a failed one before
+/// the next Sync (`discarding`): PostgreSQL discards those, sending nothing.
+fn run_in_order(w: &mut Worker, q: Queued, discarding: &mut bool) {
+    match q.ends {
+        Ends::Extended if *discarding => return,
+        Ends::Ready => *discarding = false,
+        _ => {}
+    }
+    let extended = q.ends == Ends::Extended;
+    let failed = run_guarded(w, q);
+    *discarding |= extended && failed;
+}
+
+/// Runs one job (and says whether it replied with an error); a panic in it ends the job, not the session or the server: the client gets
 /// XX000 (and ReadyForQuery if it waits for one) and the worker starts again from idle.
-fn run_guarded(w: &mut Worker, q: Queued) {
+fn run_guarded(w: &mut Worker, q: Queued) -> bool {
     let Queued { job, out, ends } = q;
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(w, &out)));
-    let Err(panic) = r else { return };
+    let Err(panic) = r else { return out.1.get() };
     let what = panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
@@ -171,6 +191,7 @@ fn run_guarded(w: &mut Worker, q: Queued) {
     if ends == Ends::Ready {
         out.send(Reply::Ready(w.status()));
     }
+    true
 }
 
 /// Prepares a database for serving: the IVM catalog, the compatibility

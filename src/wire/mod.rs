@@ -10,11 +10,12 @@ mod auth;
 mod cancel;
 mod guard;
 mod inbox;
+mod pump;
 mod serve;
 mod startup;
 pub mod tls;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fmt::Debug;
 use std::sync::Arc;
 
@@ -26,21 +27,13 @@ use pgwire::api::results::{Response, Tag};
 use pgwire::api::stmt::NoopQueryParser;
 use pgwire::api::store::PortalStore;
 use pgwire::api::{ClientInfo, ClientPortalStore, PgWireConnectionState, PgWireServerHandlers};
-use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
-use pgwire::messages::copy::{CopyData, CopyDone, CopyFail, CopyInResponse, CopyOutResponse};
-use pgwire::messages::data::{
-    DataRow, FieldDescription, NoData, ParameterDescription, RowDescription,
-};
+use pgwire::error::{PgWireError, PgWireResult};
+use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
 use pgwire::messages::extendedquery::{
-    Bind, BindComplete, Close, CloseComplete, Describe, Execute, Parse, ParseComplete,
-    PortalSuspended, Sync as PgSync, TARGET_TYPE_BYTE_PORTAL,
-};
-use pgwire::messages::response::{
-    CommandComplete, EmptyQueryResponse, ErrorResponse, NoticeResponse, ReadyForQuery,
-    TransactionStatus,
+    Bind, Close, Describe, Execute, Flush as PgFlush, Parse, Sync as PgSync,
+    TARGET_TYPE_BYTE_PORTAL,
 };
 use pgwire::messages::simplequery::Query;
-use pgwire::messages::startup::ParameterStatus;
 use pgwire::messages::PgWireBackendMessage;
 use tokio::sync::mpsc::Receiver;
 
@@ -50,8 +43,8 @@ pub use inbox::Inbox;
 pub use serve::serve;
 pub use startup::AuthConfig;
 
-use crate::session::{Ends, Reply, Session, SqlError, TxStatus};
-use crate::types::Format;
+use crate::session::{Ends, Reply, Session, SqlError};
+use pump::{forward, pump, user_error};
 
 /// The handlers of one connection.
 pub struct Connection {
@@ -72,6 +65,7 @@ impl Connection {
                 session,
                 identified: Default::default(),
                 inbox,
+                queued: Default::default(),
             }),
             startup: Arc::new(startup::Startup::new(pid, secret, auth)),
             cancel: Arc::new(cancel::Cancel { registry, pid }),
@@ -108,6 +102,9 @@ pub struct QueryHandler {
     identified: std::sync::atomic::AtomicBool,
     /// The client's notifications: sent before a ReadyForQuery that leaves the session idle.
     inbox: Arc<Inbox>,
+    /// The replies of extended-protocol messages sent to the session and not yet to the
+    /// client, in order (see [`QueryHandler::queue`]).
+    queued: parking_lot::Mutex<VecDeque<Receiver<Reply>>>,
 }
 
 impl QueryHandler {
@@ -130,144 +127,38 @@ impl QueryHandler {
                 .run(Ends::Replies, move |w, _| w.identify(user, database)),
         );
     }
-}
 
-fn status(s: TxStatus) -> TransactionStatus {
-    match s {
-        TxStatus::Idle => TransactionStatus::Idle,
-        TxStatus::InBlock => TransactionStatus::Transaction,
-        TxStatus::Failed => TransactionStatus::Error,
+    /// Sends an extended-protocol message to the session without waiting for its replies:
+    /// a client sends Parse, Bind, Describe and Execute at once and reads nothing before its
+    /// Sync or Flush, so the session works through them while the next arrive, and their
+    /// replies go out together (one round trip to the session thread per message cost more
+    /// than DuckDB's own work for a short statement).
+    fn queue<F>(&self, f: F)
+    where
+        F: FnOnce(&mut crate::session::Worker, &crate::session::Out) + Send + 'static,
+    {
+        let rx = self.session.run(Ends::Extended, f);
+        self.queued.lock().push_back(rx);
     }
-}
 
-fn fields(e: &SqlError, severity: &str) -> Vec<(u8, String)> {
-    let mut f = vec![
-        (b'S', severity.to_string()),
-        (b'V', severity.to_string()),
-        (b'C', e.code.into()),
-        (b'M', e.message.clone()),
-    ];
-    if let Some(d) = &e.detail {
-        f.push((b'D', d.clone()));
-    }
-    if let Some(h) = &e.hint {
-        f.push((b'H', h.clone()));
-    }
-    f
-}
-
-fn user_error(e: SqlError) -> PgWireError {
-    let mut info = ErrorInfo::new("ERROR".into(), e.code.into(), e.message);
-    info.detail = e.detail;
-    info.hint = e.hint;
-    PgWireError::UserError(Box::new(info))
-}
-
-/// Forwards a job's replies to the client. In the extended protocol an
-/// error is returned instead of sent, so pgwire skips to the next Sync.
-async fn pump<C>(
-    client: &mut C,
-    mut rx: Receiver<Reply>,
-    extended: bool,
-    inbox: &Inbox,
-) -> PgWireResult<()>
-where
-    C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
-    C::Error: Debug,
-    PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
-{
-    let mut failed = None;
-    while let Some(r) = rx.recv().await {
-        let msg = match r {
-            Reply::RowDescription(cols) => {
-                PgWireBackendMessage::RowDescription(RowDescription::new(
-                    cols.into_iter()
-                        .map(|c| {
-                            let fmt = if c.format == Format::Binary { 1 } else { 0 };
-                            FieldDescription::new(c.name, 0, 0, c.oid, c.len, c.typmod, fmt)
-                        })
-                        .collect(),
-                ))
-            }
-            Reply::Rows(rows, n) => {
-                for data in rows {
-                    client
-                        .feed(PgWireBackendMessage::DataRow(DataRow::new(data, n)))
-                        .await?;
-                }
-                continue;
-            }
-            Reply::Complete(tag) => {
-                PgWireBackendMessage::CommandComplete(CommandComplete::new(tag))
-            }
-            Reply::Suspended => PgWireBackendMessage::PortalSuspended(PortalSuspended::new()),
-            Reply::EmptyQuery => {
-                PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new())
-            }
-            Reply::Notice(e) => {
-                PgWireBackendMessage::NoticeResponse(NoticeResponse::new(fields(&e, "NOTICE")))
-            }
-            Reply::Warning(e) => {
-                PgWireBackendMessage::NoticeResponse(NoticeResponse::new(fields(&e, "WARNING")))
-            }
-            Reply::ParameterStatus(k, v) => {
-                PgWireBackendMessage::ParameterStatus(ParameterStatus::new(k, v))
-            }
-            Reply::Error(e) => {
-                if extended {
-                    failed = Some(e);
-                    continue;
-                }
-                PgWireBackendMessage::ErrorResponse(ErrorResponse::new(fields(&e, "ERROR")))
-            }
-            Reply::ParseComplete => PgWireBackendMessage::ParseComplete(ParseComplete::new()),
-            Reply::BindComplete => PgWireBackendMessage::BindComplete(BindComplete::new()),
-            Reply::CloseComplete => PgWireBackendMessage::CloseComplete(CloseComplete::new()),
-            Reply::ParameterDescription(oids) => {
-                PgWireBackendMessage::ParameterDescription(ParameterDescription::new(oids))
-            }
-            Reply::NoData => PgWireBackendMessage::NoData(NoData::new()),
-            Reply::Status(s) => {
-                client.set_transaction_status(status(s));
-                continue;
-            }
-            Reply::CopyInResponse(n) => {
-                client.set_state(PgWireConnectionState::CopyInProgress(extended));
-                let msg = PgWireBackendMessage::CopyInResponse(CopyInResponse::new(
-                    0,
-                    n,
-                    vec![0; n.max(0) as usize],
-                ));
-                // The client sends its data only once it has this; over the extended protocol
-                // no Sync follows that would flush it (the one pipelined after Execute is
-                // ignored during the copy).
-                client.send(msg).await?;
-                continue;
-            }
-            Reply::CopyOutResponse(n) => PgWireBackendMessage::CopyOutResponse(
-                CopyOutResponse::new(0, n, vec![0; n.max(0) as usize]),
-            ),
-            Reply::CopyData(d) => {
-                PgWireBackendMessage::CopyData(CopyData::new(bytes::Bytes::from(d)))
-            }
-            Reply::CopyDone => PgWireBackendMessage::CopyDone(CopyDone::new()),
-            Reply::Ready(s) => {
-                client.set_transaction_status(status(s));
-                // As PostgreSQL does: notifications that came while the statement ran (its
-                // own included) precede the ReadyForQuery, once no transaction is open.
-                if s == TxStatus::Idle {
-                    while let Some(n) = inbox.try_next() {
-                        client.feed(n).await?;
-                    }
-                }
-                PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(status(s)))
-            }
-        };
-        client.feed(msg).await?;
-    }
-    match failed {
-        Some(e) => Err(user_error(e)),
-        None => Ok(()),
+    /// Sends the replies of the queued messages, in order, errors among them; true when one
+    /// failed (the session then discarded those after it, until Sync).
+    async fn send_queued<C>(&self, client: &mut C) -> PgWireResult<bool>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let mut failed = false;
+        loop {
+            let next = self.queued.lock().pop_front();
+            let Some(rx) = next else {
+                return Ok(failed);
+            };
+            failed |= forward(client, rx, true, true, &self.inbox)
+                .await?
+                .is_some();
+        }
     }
 }
 
@@ -280,6 +171,12 @@ impl SimpleQueryHandler for QueryHandler {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
+        if self.send_queued(client).await? {
+            // After a failed extended-protocol message everything up to Sync is discarded.
+            client.set_state(PgWireConnectionState::AwaitingSync);
+            client.flush().await?;
+            return Ok(());
+        }
         if !matches!(client.state(), PgWireConnectionState::ReadyForQuery) {
             return Err(PgWireError::NotReadyForQuery);
         }
@@ -329,13 +226,11 @@ impl ExtendedQueryHandler for QueryHandler {
         self.identify(client);
         let name = message.name.unwrap_or_default();
         let (sql, oids) = (message.query, message.type_oids);
-        let rx = self
-            .session
-            .run(Ends::Replies, move |w, out| w.parse(name, sql, oids, out));
-        pump(client, rx, true, &self.inbox).await
+        self.queue(move |w, out| w.parse(name, sql, oids, out));
+        Ok(())
     }
 
-    async fn on_bind<C>(&self, client: &mut C, message: Bind) -> PgWireResult<()>
+    async fn on_bind<C>(&self, _client: &mut C, message: Bind) -> PgWireResult<()>
     where
         C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
         C::PortalStore: PortalStore<Statement = Self::Statement>,
@@ -349,13 +244,11 @@ impl ExtendedQueryHandler for QueryHandler {
             message.parameters,
             message.result_column_format_codes,
         );
-        let rx = self.session.run(Ends::Replies, move |w, out| {
-            w.bind(portal, stmt, pf, params, rf, out)
-        });
-        pump(client, rx, true, &self.inbox).await
+        self.queue(move |w, out| w.bind(portal, stmt, pf, params, rf, out));
+        Ok(())
     }
 
-    async fn on_describe<C>(&self, client: &mut C, message: Describe) -> PgWireResult<()>
+    async fn on_describe<C>(&self, _client: &mut C, message: Describe) -> PgWireResult<()>
     where
         C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
         C::PortalStore: PortalStore<Statement = Self::Statement>,
@@ -363,18 +256,15 @@ impl ExtendedQueryHandler for QueryHandler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let name = message.name.unwrap_or_default();
-        let rx = if message.target_type == TARGET_TYPE_BYTE_PORTAL {
-            self.session
-                .run(Ends::Replies, move |w, out| w.describe_portal(&name, out))
+        if message.target_type == TARGET_TYPE_BYTE_PORTAL {
+            self.queue(move |w, out| w.describe_portal(&name, out));
         } else {
-            self.session.run(Ends::Replies, move |w, out| {
-                w.describe_statement(&name, out)
-            })
-        };
-        pump(client, rx, true, &self.inbox).await
+            self.queue(move |w, out| w.describe_statement(&name, out));
+        }
+        Ok(())
     }
 
-    async fn on_execute<C>(&self, client: &mut C, message: Execute) -> PgWireResult<()>
+    async fn on_execute<C>(&self, _client: &mut C, message: Execute) -> PgWireResult<()>
     where
         C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
         C::PortalStore: PortalStore<Statement = Self::Statement>,
@@ -383,15 +273,19 @@ impl ExtendedQueryHandler for QueryHandler {
     {
         let name = message.name.unwrap_or_default();
         let max_rows = message.max_rows;
-        client.set_state(PgWireConnectionState::QueryInProgress);
-        let rx = self
-            .session
-            .run(Ends::Replies, move |w, out| w.execute(&name, max_rows, out));
-        let r = pump(client, rx, true, &self.inbox).await;
-        if !matches!(client.state(), PgWireConnectionState::CopyInProgress(_)) {
-            client.set_state(PgWireConnectionState::ReadyForQuery);
-        }
-        r
+        self.queue(move |w, out| w.execute(&name, max_rows, out));
+        Ok(())
+    }
+
+    async fn on_flush<C>(&self, client: &mut C, _message: PgFlush) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        self.send_queued(client).await?;
+        client.flush().await?;
+        Ok(())
     }
 
     async fn on_sync<C>(&self, client: &mut C, _message: PgSync) -> PgWireResult<()>
@@ -401,6 +295,13 @@ impl ExtendedQueryHandler for QueryHandler {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
+        self.send_queued(client).await?;
+        if matches!(client.state(), PgWireConnectionState::CopyInProgress(_)) {
+            // An Execute just started COPY FROM STDIN: as PostgreSQL does, the Sync a client
+            // pipelines after it is ignored; the one after CopyDone ends the copy.
+            client.flush().await?;
+            return Ok(());
+        }
         let rx = self.session.run(Ends::Ready, |w, out| w.sync(out));
         // An error committing the implicit transaction is sent, not returned:
         // ReadyForQuery must follow it.
@@ -409,7 +310,7 @@ impl ExtendedQueryHandler for QueryHandler {
         r
     }
 
-    async fn on_close<C>(&self, client: &mut C, message: Close) -> PgWireResult<()>
+    async fn on_close<C>(&self, _client: &mut C, message: Close) -> PgWireResult<()>
     where
         C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
         C::PortalStore: PortalStore<Statement = Self::Statement>,
@@ -417,14 +318,12 @@ impl ExtendedQueryHandler for QueryHandler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let name = message.name.unwrap_or_default();
-        let rx = if message.target_type == TARGET_TYPE_BYTE_PORTAL {
-            self.session
-                .run(Ends::Replies, move |w, out| w.close_portal(&name, out))
+        if message.target_type == TARGET_TYPE_BYTE_PORTAL {
+            self.queue(move |w, out| w.close_portal(&name, out));
         } else {
-            self.session
-                .run(Ends::Replies, move |w, out| w.close_statement(&name, out))
-        };
-        pump(client, rx, true, &self.inbox).await
+            self.queue(move |w, out| w.close_statement(&name, out));
+        }
+        Ok(())
     }
 
     async fn do_query<C>(
