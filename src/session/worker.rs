@@ -301,13 +301,14 @@ impl Worker {
             self.tx.check_not_failed()?;
             self.arm_timeout();
             let r = (|| {
+                let limit = if max_rows <= 0 { 0 } else { max_rows as u64 };
                 if self.tx.state == Txn::Idle
                     && matches!(portal.state, PortalState::New)
                     && !portal.stmt.is_empty()
+                    && !(limit == 0 && reads_alone(&portal.stmt))
                 {
                     self.tx.begin_implicit(&self.ctx)?;
                 }
-                let limit = if max_rows <= 0 { 0 } else { max_rows as u64 };
                 self.execute_portal(&mut portal, limit, false, out)
             })();
             self.disarm_timeout(r)
@@ -559,6 +560,14 @@ fn analyse(text: &Lexed) -> Result<Command, SqlError> {
         return Err(e);
     }
     sql::classify(text).map_err(|e| SqlError::new(SqlState::SYNTAX_ERROR, e.0))
+}
+
+/// Whether an Execute that fetches every row of `stmt` may run in DuckDB's own autocommit
+/// transaction, as a lone read of the simple protocol does, rather than in an implicit
+/// transaction until Sync: a DuckDB query that only reads, so that nothing needs committing
+/// with what follows. An explicit BEGIN and COMMIT cost more than a short SELECT itself.
+fn reads_alone(stmt: &Statement) -> bool {
+    matches!(stmt.kind, StmtKind::Duck(_)) && stmt.only_reads()
 }
 
 /// Statements that change table data.
