@@ -23,11 +23,13 @@ use sqlparser::ast::{
 use super::probe::Probe;
 use super::Analyzer;
 
-/// A subquery read as a grouped derived table: the grouped query, and for each of its keys
-/// (`__mv_k1`, …) the outer expression it must equal.
+/// A subquery read as a grouped derived table: the grouped query, for each of its keys
+/// (`__mv_k1`, …) the outer expression it must equal, and the aggregate over no rows when that
+/// is not NULL (`count`: 0), as a constant of its type.
 pub(super) struct Decorrelated {
     pub query: Query,
     pub outer: Vec<Expr>,
+    pub empty: Option<Expr>,
 }
 
 /// The derived table's key columns.
@@ -130,14 +132,16 @@ impl Analyzer<'_> {
     }
 
     /// `q` read as a grouped derived table, when it is an ungrouped aggregate correlated to the
-    /// block by `inner = outer` column conjuncts only and both conditions of the module hold.
-    /// `outer_from` is the block's FROM, to learn the outer columns' types.
-    /// `probe` holds the CTEs in scope, for the probes DuckDB binds.
+    /// block by `inner = outer` column conjuncts only and both conditions of the module hold —
+    /// the first only when `null_when_empty`; otherwise the reader puts the value over no rows
+    /// in place of a missing group. `outer_from` is the block's FROM, to learn the outer
+    /// columns' types. `probe` holds the CTEs in scope, for the probes DuckDB binds.
     pub(super) fn decorrelate(
         &mut self,
         q: &Query,
         outer_from: &[TableWithJoins],
         probe: &Probe,
+        null_when_empty: bool,
     ) -> Option<Decorrelated> {
         let (inner, value) = self.one_value(q)?;
         let from = inner.from.clone();
@@ -174,9 +178,11 @@ impl Analyzer<'_> {
             }))
             .collect();
         s.group_by = GroupByExpr::Expressions(keys.clone(), Vec::new());
-        if !self.db.binds_alone(&probe.query(&grouped).to_string())
-            || !self.null_when_empty(value, &from, probe)
-        {
+        if !self.db.binds_alone(&probe.query(&grouped).to_string()) {
+            return None;
+        }
+        let empty = self.value_when_empty(value, &from, probe)?;
+        if null_when_empty && empty.is_some() {
             return None;
         }
         let key_types = self.types(&probe.select(&keys, &from, None))?;
@@ -187,6 +193,7 @@ impl Analyzer<'_> {
         Some(Decorrelated {
             query: grouped,
             outer,
+            empty,
         })
     }
 
@@ -223,13 +230,29 @@ impl Analyzer<'_> {
         }
     }
 
-    /// Whether the aggregate expression `value` is NULL over no rows.
-    fn null_when_empty(&mut self, value: &Expr, from: &[TableWithJoins], probe: &Probe) -> bool {
-        let probe = probe.null_over_no_rows(value, from).to_string();
+    /// The aggregate expression `value` over no rows: None when it cannot be asked, Some(None)
+    /// when it is NULL, else the constant `CAST('text' AS type)`.
+    fn value_when_empty(
+        &mut self,
+        value: &Expr,
+        from: &[TableWithJoins],
+        probe: &Probe,
+    ) -> Option<Option<Expr>> {
+        let probe = probe.value_over_no_rows(value, from).to_string();
         if !self.db.binds_alone(&probe) {
-            return false;
+            return None;
         }
-        matches!(self.db.query(&probe).as_deref(), Ok([row]) if row.first() == Some(&Some("true".into())))
+        match self.db.query(&probe).ok()?.as_slice() {
+            [row] => match (row.first()?, row.get(1)?) {
+                (None, _) => Some(None),
+                (Some(text), Some(ty)) => {
+                    let constant = crate::ir::Expr::Str(text.clone()).cast(ty);
+                    Some(Some(constant.to_ast()))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     /// The column types of `select`, when it binds on its own.

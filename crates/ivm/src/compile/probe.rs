@@ -10,8 +10,8 @@ use std::collections::HashSet;
 
 use sqlparser::ast::helpers::attached_token::AttachedToken;
 use sqlparser::ast::{
-    Cte, Expr, Ident, Query, Select, SelectItem, SetExpr, TableAlias, TableFactor, TableWithJoins,
-    Value, With,
+    CastKind, Cte, DataType, Expr, Ident, Query, Select, SelectItem, SetExpr, TableAlias,
+    TableFactor, TableWithJoins, Value, With,
 };
 
 use super::Scope;
@@ -75,12 +75,18 @@ impl Probe {
         self.wrap(SetExpr::Select(Box::new(s)))
     }
 
-    /// `SELECT (value) IS NULL FROM from WHERE FALSE`: one row saying whether the aggregate
-    /// `value` is NULL over no rows.
-    pub(super) fn null_over_no_rows(&self, value: &Expr, from: &[TableWithJoins]) -> Query {
-        let test = Expr::IsNull(Box::new(Expr::Nested(Box::new(value.clone()))));
+    /// `SELECT CAST((value) AS VARCHAR), typeof((value)) FROM from WHERE FALSE`: the aggregate
+    /// `value` over no rows, as text, and its type.
+    pub(super) fn value_over_no_rows(&self, value: &Expr, from: &[TableWithJoins]) -> Query {
+        let text = Expr::Cast {
+            kind: CastKind::Cast,
+            expr: Box::new(value.clone()),
+            data_type: DataType::Varchar(None),
+            format: None,
+        };
+        let ty = crate::ir::call("typeof", vec![crate::ir::user(value)]).to_ast();
         self.select(
-            &[test],
+            &[text, ty],
             from,
             Some(Expr::Value(Value::Boolean(false).into())),
         )
@@ -171,7 +177,7 @@ mod tests {
         let SelectItem::UnnamedExpr(value) = &s.projection[0] else {
             unreachable!()
         };
-        let probe = Probe::new(&Vec::new()).null_over_no_rows(value, &s.from);
+        let probe = Probe::new(&Vec::new()).value_over_no_rows(value, &s.from);
         let SetExpr::Select(p) = probe.body.as_ref() else {
             unreachable!()
         };
@@ -179,7 +185,10 @@ mod tests {
         assert_eq!(p.selection, Some(Expr::Value(Value::Boolean(false).into())));
         assert!(matches!(
             &p.projection[..],
-            [SelectItem::UnnamedExpr(Expr::IsNull(_))]
+            [
+                SelectItem::UnnamedExpr(Expr::Cast { .. }),
+                SelectItem::UnnamedExpr(Expr::Function(_))
+            ]
         ));
     }
 
@@ -196,7 +205,7 @@ mod tests {
             p.block(s),
             p.select(std::slice::from_ref(&a), &s.from, s.selection.clone()),
             p.star(&s.from[0].relation, a.clone()),
-            p.null_over_no_rows(&a, &s.from),
+            p.value_over_no_rows(&a, &s.from),
         ];
         for probe in probes {
             let text = probe.to_string();

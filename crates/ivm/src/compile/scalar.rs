@@ -90,7 +90,7 @@ impl Analyzer<'_> {
         for c in &mut parts {
             for e in correlated::strict_subqueries(c) {
                 let Expr::Subquery(q) = &*e else { continue };
-                let Some(d) = self.decorrelate(q, &outer_from, probe) else {
+                let Some(d) = self.decorrelate(q, &outer_from, probe, true) else {
                     continue;
                 };
                 self.subquery_count += 1;
@@ -108,8 +108,8 @@ impl Analyzer<'_> {
 
     /// Turns the correlated scalar subqueries of the select list of `s`, a block that neither
     /// groups nor aggregates and reads one FROM item, into grouped derived tables LEFT JOINed
-    /// on the correlated columns (see `correlated`): an outer row without a group reads NULL
-    /// from the join as the subquery gives NULL over no rows. Whether any did.
+    /// on the correlated columns (see `correlated`): an outer row without a group reads the
+    /// subquery over no rows — NULL from the join, or the constant a count gives. Whether any did.
     fn correlated_in_select(&mut self, s: &mut Select, probe: &Probe) -> bool {
         let ungrouped = matches!(&s.group_by, GroupByExpr::Expressions(k, _) if k.is_empty());
         if s.from.len() != 1 || !ungrouped || self.is_aggregate(s) {
@@ -122,12 +122,25 @@ impl Analyzer<'_> {
             if depth > 0 {
                 return;
             }
-            let Some(d) = self.decorrelate(q, &outer_from, probe) else {
+            let Some(d) = self.decorrelate(q, &outer_from, probe, false) else {
                 return;
             };
             self.subquery_count += 1;
             let alias = format!("__mv_scalar{}", self.subquery_count);
-            *e = column(&alias);
+            *e = match d.empty {
+                // A group of the join has its key; an outer row without one reads the
+                // aggregate over no rows (a count's 0), not the join's NULL.
+                Some(empty) => {
+                    let key = Expr::CompoundIdentifier(vec![
+                        Ident::new(&alias),
+                        Ident::new(correlated::key_name(0)),
+                    ]);
+                    let missing = crate::ir::user(&key).is_null();
+                    let value = crate::ir::user(&column(&alias));
+                    crate::ir::case(missing, crate::ir::user(&empty), value).to_ast()
+                }
+                None => column(&alias),
+            };
             let on = correlated::and_all(correlated::joined_on(&alias, d.outer));
             joins.push(Join {
                 relation: super::lift::derived_table(d.query, &alias).relation,
