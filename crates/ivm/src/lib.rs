@@ -276,10 +276,7 @@ fn create_storage(db: &mut dyn Sql, plan: &plan::Plan) -> Result<(), IvmError> {
                 let values = plan::values_state_sql(plan, a, v.first).to_string();
                 empty_table(db, &plan::values_table(plan.id, v.first.slot), &values)?;
             }
-            if let Some(change) = plan::values_of(a)
-                .first()
-                .and_then(|_| plan::change_shape_sql(plan, a))
-            {
+            if let Some(change) = plan::change_shape_sql(plan, a) {
                 empty_table(db, &plan::change_table(plan.id), &change.to_string())?;
             }
             if let Some(shape) = plan::agg_work_shape_sql(plan, a) {

@@ -237,9 +237,7 @@ fn aggregate(
 /// For distinct aggregates kept by value: the change rows kept in a table, which the change
 /// per group and the merges into the values' counts read.
 fn keep_change(plan: &Plan, a: &plan::Aggregate, changed: &[bool]) -> impl Iterator<Item = Step> {
-    let keep = plan::values_of(a)
-        .first()
-        .and_then(|_| plan::keep_change_sql(plan, a, changed));
+    let keep = plan::keep_change_sql(plan, a, changed);
     keep.into_iter()
         .map(|sql| run("keep the change rows for the distinct values", sql, false))
 }

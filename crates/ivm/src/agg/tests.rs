@@ -359,12 +359,17 @@ fn state_columns_of_stored_kinds_keep_their_names() {
     assert_eq!(change, ["m_1", "x_1"]);
 }
 
-#[test]
-fn distinct_aggregates_count_each_value_once_and_recompute_touched_groups() {
-    let rows: Vec<Row> = [Some(1), Some(1), Some(2), None]
+/// A group's rows whose arguments are 1, 1, 2 and NULL.
+fn one_one_two_null() -> Vec<Row> {
+    [Some(1), Some(1), Some(2), None]
         .iter()
         .map(|v| input("i", *v, 1))
-        .collect();
+        .collect()
+}
+
+#[test]
+fn distinct_aggregates_count_each_value_once_and_recompute_touched_groups() {
+    let rows = one_one_two_null();
     for (kind, want) in [
         (AggKind::Count, V::Int(2)),
         (AggKind::Sum, V::Int(3)),
@@ -390,10 +395,7 @@ fn distinct_aggregates_count_each_value_once_and_recompute_touched_groups() {
 
 #[test]
 fn distinct_aggregates_kept_by_value_keep_count_and_sum_state() {
-    let rows: Vec<Row> = [Some(1), Some(1), Some(2), None]
-        .iter()
-        .map(|v| input("i", *v, 1))
-        .collect();
+    let rows = one_one_two_null();
     for (kind, names, want) in [
         (AggKind::Count, vec!["n_1"], vec![V::Int(2)]),
         (AggKind::Sum, vec!["s_1", "n_1"], vec![V::Int(3), V::Int(2)]),

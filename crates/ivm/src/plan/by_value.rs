@@ -71,14 +71,22 @@ pub fn kept_change(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Option<Query
     Some(Query::select(all))
 }
 
-/// Fills the change table with the change rows.
+/// Fills the change table with the change rows (None without distinct aggregates kept by
+/// value, or without change).
 pub fn keep_change_sql(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Option<Stmt> {
+    if values_of(a).is_empty() {
+        return None;
+    }
     let raw = rel_delta(&plan.sources, &a.input_rel(), changed)?;
     Some(Stmt::insert(Name::of(&change_table(plan.id)), raw))
 }
 
-/// The change table's shape (used once, at CREATE): the change with every source changed.
+/// The change table's shape (used once, at CREATE): the change with every source changed;
+/// None when the aggregate needs no change table.
 pub fn change_shape_sql(plan: &Plan, a: &Aggregate) -> Option<Query> {
+    if values_of(a).is_empty() {
+        return None;
+    }
     let all = vec![true; plan.sources.len()];
     rel_delta(&plan.sources, &a.input_rel(), &all)
 }
