@@ -44,12 +44,16 @@ pub fn agg_state_sql(plan: &Plan, a: &Aggregate, only_recompute: bool) -> Query 
 /// kept candidates, the touched groups' new lists (`kept`); distinct aggregates kept by value,
 /// the transitions of their distinct sets (`by_value`).
 pub fn agg_delta_sql(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Option<Query> {
-    if super::kept::kept(a).is_empty() && super::by_value::values_of(a).is_empty() {
+    let by_value = !super::by_value::values_of(a).is_empty();
+    if super::kept::kept(a).is_empty() && !by_value {
         return agg_delta_from(&plan.sources, a, changed);
     }
-    let raw = match super::by_value::kept_change(plan, a, changed) {
-        Some(kept) => kept,
-        None => rel_delta(&plan.sources, &a.input_rel(), changed)?,
+    let raw = rel_delta(&plan.sources, &a.input_rel(), changed)?;
+    // With distinct values, a step before has kept the change rows (`by_value`).
+    let raw = if by_value {
+        super::by_value::kept_change(plan)
+    } else {
+        raw
     };
     let consolidated = consolidate(a, From::table(Name(vec!["_mv_raw".into()]), "_mv_d"));
     let mut joined = Joined::new(raw, consolidated);

@@ -57,18 +57,13 @@ pub fn change_table(id: i64) -> String {
     format!("_duckmv.r_{id}")
 }
 
-/// The change rows, as the table keeps them (`SELECT *`), when the aggregate has distinct
-/// aggregates kept by value and some change.
-pub fn kept_change(plan: &Plan, a: &Aggregate, changed: &[bool]) -> Option<Query> {
-    if values_of(a).is_empty() {
-        return None;
-    }
-    rel_delta(&plan.sources, &a.input_rel(), changed)?;
+/// The change rows as the change table keeps them: `SELECT * FROM _duckmv.r_<id>`.
+pub(super) fn kept_change(plan: &Plan) -> Query {
     let all = Select::new(
         vec![Item::Star],
         vec![named(&change_table(plan.id), "_mv_r")],
     );
-    Some(Query::select(all))
+    Query::select(all)
 }
 
 /// Fills the change table with the change rows (None without distinct aggregates kept by
