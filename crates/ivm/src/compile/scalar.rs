@@ -7,7 +7,8 @@
 //! (`subagg`): a change to its input replaces its one row, and the rows that read it.
 //! Correlated ones compared in a WHERE conjunct become grouped derived tables (`correlated`)
 //! joined on the correlated columns; in the select list of a block that does not aggregate,
-//! the same tables LEFT JOINed, so an outer row without a group reads NULL.
+//! and anywhere else in a WHERE clause, the same tables LEFT JOINed, so an outer row without a
+//! group reads the aggregate over no rows (NULL, or a count's 0).
 
 use sqlparser::ast::{
     Expr, GroupByExpr, Ident, Join, JoinConstraint, JoinOperator, Query, Select, SelectItem,
@@ -47,7 +48,8 @@ impl Analyzer<'_> {
         levels::visit(&mut out.selection, &mut one_row);
         levels::visit(&mut out.having, &mut one_row);
         let correlated = self.correlated_in_where(&mut out, &mut derived, &probe);
-        let joined = self.correlated_in_select(&mut out, &probe);
+        let joined_in_select = self.correlated_in_select(&mut out, &probe);
+        let joined = self.correlated_in_where_left(&mut out, &probe) || joined_in_select;
         if derived.is_empty() && !joined {
             return Ok(None);
         }
@@ -108,8 +110,7 @@ impl Analyzer<'_> {
 
     /// Turns the correlated scalar subqueries of the select list of `s`, a block that neither
     /// groups nor aggregates and reads one FROM item, into grouped derived tables LEFT JOINed
-    /// on the correlated columns (see `correlated`): an outer row without a group reads the
-    /// subquery over no rows — NULL from the join, or the constant a count gives. Whether any did.
+    /// on the correlated columns (see [`Analyzer::left_joined`]). Whether any did.
     fn correlated_in_select(&mut self, s: &mut Select, probe: &Probe) -> bool {
         let ungrouped = matches!(&s.group_by, GroupByExpr::Expressions(k, _) if k.is_empty());
         if s.from.len() != 1 || !ungrouped || self.is_aggregate(s) {
@@ -117,47 +118,92 @@ impl Analyzer<'_> {
         }
         let outer_from = s.from.clone();
         let mut joins = Vec::new();
-        let mut left_join = |e: &mut Expr, depth: usize| {
-            let Expr::Subquery(q) = &*e else { return };
-            if depth > 0 {
-                return;
-            }
-            let Some(d) = self.decorrelate(q, &outer_from, probe, false) else {
-                return;
-            };
-            self.subquery_count += 1;
-            let alias = format!("__mv_scalar{}", self.subquery_count);
-            *e = match d.empty {
-                // A group of the join has its key; an outer row without one reads the
-                // aggregate over no rows (a count's 0), not the join's NULL.
-                Some(empty) => {
-                    let key = Expr::CompoundIdentifier(vec![
-                        Ident::new(&alias),
-                        Ident::new(correlated::key_name(0)),
-                    ]);
-                    let missing = crate::ir::user(&key).is_null();
-                    let value = crate::ir::user(&column(&alias));
-                    crate::ir::case(missing, crate::ir::user(&empty), value).to_ast()
-                }
-                None => column(&alias),
-            };
-            let on = correlated::and_all(correlated::joined_on(&alias, d.outer));
-            joins.push(Join {
-                relation: super::lift::derived_table(d.query, &alias).relation,
-                global: false,
-                join_operator: JoinOperator::LeftOuter(JoinConstraint::On(
-                    on.expect("a correlated subquery has keys"),
-                )),
-            });
-        };
         for item in &mut s.projection {
             if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = item {
-                levels::visit(e, &mut left_join);
+                self.left_join_each(e, &outer_from, probe, &mut joins);
             }
         }
         let any = !joins.is_empty();
         s.from[0].joins.extend(joins);
         any
+    }
+
+    /// Turns the correlated scalar subqueries left in `s`'s WHERE clause (those the inner join
+    /// of [`Analyzer::correlated_in_where`] cannot take: a count, which is 0 over no rows, or
+    /// one under `coalesce`, `OR`, `IS NULL`, …) into LEFT JOINed grouped derived tables, when
+    /// the block reads one FROM item. The WHERE clause is evaluated before any grouping, so
+    /// this holds in grouped blocks too. Whether any did.
+    fn correlated_in_where_left(&mut self, s: &mut Select, probe: &Probe) -> bool {
+        if s.from.len() != 1 || s.selection.is_none() {
+            return false;
+        }
+        let outer_from = s.from.clone();
+        let mut joins = Vec::new();
+        if let Some(e) = s.selection.as_mut() {
+            self.left_join_each(e, &outer_from, probe, &mut joins);
+        }
+        let any = !joins.is_empty();
+        s.from[0].joins.extend(joins);
+        any
+    }
+
+    /// Replaces each correlated scalar subquery of `e`'s own level that qualifies by its value
+    /// read through a LEFT JOIN, which it adds to `joins`.
+    fn left_join_each(
+        &mut self,
+        e: &mut Expr,
+        outer_from: &[sqlparser::ast::TableWithJoins],
+        probe: &Probe,
+        joins: &mut Vec<Join>,
+    ) {
+        levels::visit(e, |e: &mut Expr, depth: usize| {
+            let Expr::Subquery(q) = &*e else { return };
+            if depth > 0 {
+                return;
+            }
+            if let Some((value, join)) = self.left_joined(q, outer_from, probe) {
+                *e = value;
+                joins.push(join);
+            }
+        });
+    }
+
+    /// A correlated scalar subquery read as a grouped derived table LEFT JOINed on the
+    /// correlated columns (see `correlated`): an outer row without a group reads the subquery
+    /// over no rows — NULL from the join, or the constant a count gives. The expression that
+    /// stands for the subquery, and the join.
+    fn left_joined(
+        &mut self,
+        q: &Query,
+        outer_from: &[sqlparser::ast::TableWithJoins],
+        probe: &Probe,
+    ) -> Option<(Expr, Join)> {
+        let d = self.decorrelate(q, outer_from, probe, false)?;
+        self.subquery_count += 1;
+        let alias = format!("__mv_scalar{}", self.subquery_count);
+        let value = match d.empty {
+            // A group of the join has its key; an outer row without one reads the aggregate
+            // over no rows (a count's 0), not the join's NULL.
+            Some(empty) => {
+                let key = Expr::CompoundIdentifier(vec![
+                    Ident::new(&alias),
+                    Ident::new(correlated::key_name(0)),
+                ]);
+                let missing = crate::ir::user(&key).is_null();
+                let value = crate::ir::user(&column(&alias));
+                crate::ir::case(missing, crate::ir::user(&empty), value).to_ast()
+            }
+            None => column(&alias),
+        };
+        let on = correlated::and_all(correlated::joined_on(&alias, d.outer));
+        let join = Join {
+            relation: super::lift::derived_table(d.query, &alias).relation,
+            global: false,
+            join_operator: JoinOperator::LeftOuter(JoinConstraint::On(
+                on.expect("a correlated subquery has keys"),
+            )),
+        };
+        Some((value, join))
     }
 
     /// The subquery with its one column named [`VALUE`], when it is an uncorrelated ungrouped
