@@ -49,7 +49,9 @@ impl Analyzer<'_> {
         levels::visit(&mut out.having, &mut one_row);
         let correlated = self.correlated_in_where(&mut out, &mut derived, &probe);
         let joined_in_select = self.correlated_in_select(&mut out, &probe);
-        let joined = self.correlated_in_where_left(&mut out, &probe) || joined_in_select;
+        let joined_in_groups = self.correlated_in_groups(&mut out, &probe);
+        let joined =
+            self.correlated_in_where_left(&mut out, &probe) || joined_in_select || joined_in_groups;
         if derived.is_empty() && !joined {
             return Ok(None);
         }
@@ -120,11 +122,11 @@ impl Analyzer<'_> {
         let mut joins = Vec::new();
         for item in &mut s.projection {
             if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = item {
-                self.left_join_each(e, &outer_from, probe, &mut joins);
+                self.left_join_each(e, &outer_from, probe, None, &mut joins);
             }
         }
         let any = !joins.is_empty();
-        s.from[0].joins.extend(joins);
+        s.from[0].joins.extend(joins.into_iter().map(|(_, j)| j));
         any
     }
 
@@ -140,45 +142,101 @@ impl Analyzer<'_> {
         let outer_from = s.from.clone();
         let mut joins = Vec::new();
         if let Some(e) = s.selection.as_mut() {
-            self.left_join_each(e, &outer_from, probe, &mut joins);
+            self.left_join_each(e, &outer_from, probe, None, &mut joins);
         }
         let any = !joins.is_empty();
-        s.from[0].joins.extend(joins);
+        s.from[0].joins.extend(joins.into_iter().map(|(_, j)| j));
         any
     }
 
     /// Replaces each correlated scalar subquery of `e`'s own level that qualifies by its value
-    /// read through a LEFT JOIN, which it adds to `joins`.
+    /// read through a LEFT JOIN, which it adds to `joins` with its alias. With `within`, only
+    /// subqueries correlated to those expressions (a block's GROUP BY keys) qualify.
     fn left_join_each(
         &mut self,
         e: &mut Expr,
         outer_from: &[sqlparser::ast::TableWithJoins],
         probe: &Probe,
-        joins: &mut Vec<Join>,
+        within: Option<&[String]>,
+        joins: &mut Vec<(String, Join)>,
     ) {
         levels::visit(e, |e: &mut Expr, depth: usize| {
             let Expr::Subquery(q) = &*e else { return };
             if depth > 0 {
                 return;
             }
-            if let Some((value, join)) = self.left_joined(q, outer_from, probe) {
+            if let Some((alias, value, join)) = self.left_joined(q, outer_from, probe, within) {
                 *e = value;
-                joins.push(join);
+                joins.push((alias, join));
             }
         });
     }
 
+    /// Turns the correlated scalar subqueries of the select list and HAVING clause of `s`, a
+    /// block with plain GROUP BY keys and one FROM item, that are correlated to GROUP BY keys
+    /// only, into grouped derived tables LEFT JOINed on them. Each group then reads one row
+    /// of each (or none): the join leaves the rows and their aggregates as they were, and its
+    /// columns are constant per group, so they join the GROUP BY keys and the subquery reads
+    /// them after grouping. Whether any did.
+    fn correlated_in_groups(&mut self, s: &mut Select, probe: &Probe) -> bool {
+        let GroupByExpr::Expressions(keys, modifiers) = &s.group_by else {
+            return false;
+        };
+        if s.from.len() != 1 || keys.is_empty() || !modifiers.is_empty() {
+            return false;
+        }
+        let plain = keys.iter().all(|k| {
+            !matches!(
+                k,
+                Expr::GroupingSets(_) | Expr::Cube(_) | Expr::Rollup(_) | Expr::Value(_)
+            )
+        });
+        if !plain {
+            return false;
+        }
+        let within: Vec<String> = keys.iter().map(key_text).collect();
+        let outer_from = s.from.clone();
+        let mut joins = Vec::new();
+        for item in &mut s.projection {
+            if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = item {
+                self.left_join_each(e, &outer_from, probe, Some(&within), &mut joins);
+            }
+        }
+        if let Some(h) = s.having.as_mut() {
+            self.left_join_each(h, &outer_from, probe, Some(&within), &mut joins);
+        }
+        let any = !joins.is_empty();
+        for (alias, join) in joins {
+            if let GroupByExpr::Expressions(keys, _) = &mut s.group_by {
+                let key = Expr::CompoundIdentifier(vec![
+                    Ident::new(&alias),
+                    Ident::new(correlated::key_name(0)),
+                ]);
+                keys.extend([key, column(&alias)]);
+            }
+            s.from[0].joins.push(join);
+        }
+        any
+    }
+
     /// A correlated scalar subquery read as a grouped derived table LEFT JOINed on the
     /// correlated columns (see `correlated`): an outer row without a group reads the subquery
-    /// over no rows — NULL from the join, or the constant a count gives. The expression that
-    /// stands for the subquery, and the join.
+    /// over no rows — NULL from the join, or the constant a count gives. With `within`, only
+    /// when every correlated outer expression is one of those. The derived table's alias, the
+    /// expression that stands for the subquery, and the join.
     fn left_joined(
         &mut self,
         q: &Query,
         outer_from: &[sqlparser::ast::TableWithJoins],
         probe: &Probe,
-    ) -> Option<(Expr, Join)> {
+        within: Option<&[String]>,
+    ) -> Option<(String, Expr, Join)> {
         let d = self.decorrelate(q, outer_from, probe, false)?;
+        if let Some(keys) = within {
+            if !d.outer.iter().all(|o| keys.contains(&key_text(o))) {
+                return None;
+            }
+        }
         self.subquery_count += 1;
         let alias = format!("__mv_scalar{}", self.subquery_count);
         let value = match d.empty {
@@ -203,7 +261,7 @@ impl Analyzer<'_> {
                 on.expect("a correlated subquery has keys"),
             )),
         };
-        Some((value, join))
+        Some((alias, value, join))
     }
 
     /// The subquery with its one column named [`VALUE`], when it is an uncorrelated ungrouped
@@ -228,6 +286,13 @@ impl Analyzer<'_> {
 /// The derived table's one column. Names in the `__mv_` space are the compiler's own (a
 /// definition using one recomputes), so it cannot clash with a column of the block.
 pub(super) const VALUE: &str = "__mv_value";
+
+/// How a GROUP BY key and a correlated outer expression are compared: as written, ignoring
+/// case (a subquery in a grouped block may only read the block's keys, so DuckDB has already
+/// checked that each is one; a key written differently is simply not recognised).
+fn key_text(e: &Expr) -> String {
+    e.to_string().to_lowercase()
+}
 
 /// `alias.__mv_value`.
 fn column(alias: &str) -> Expr {
