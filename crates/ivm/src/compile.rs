@@ -330,7 +330,10 @@ impl<'a> Analyzer<'a> {
             Body::Bag {
                 distinct: false, ..
             } => "projection".to_string(),
-            Body::Windowed(w) => format!("window({})", w.functions.join(",")),
+            Body::Windowed(w) => {
+                let distinct = if w.distinct { "distinct " } else { "" };
+                format!("{distinct}window({})", w.functions.join(","))
+            }
             Body::Aggregate(a) => {
                 let names: BTreeSet<String> = a.aggs.iter().map(AggFn::label).collect();
                 let names: Vec<String> = names.into_iter().collect();

@@ -225,6 +225,10 @@ pub struct Windowed {
     pub qualify: Option<UserExpr>,
     /// The window functions' names, for the strategy.
     pub functions: Vec<String>,
+    /// `SELECT DISTINCT`: duplicates are removed within each partition, which every view
+    /// column set of partition keys makes the same as removing them all (`compile::window`).
+    #[serde(default)]
+    pub distinct: bool,
 }
 
 impl Aggregate {

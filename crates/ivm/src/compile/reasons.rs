@@ -125,7 +125,7 @@ reasons! {
     }
     "Window functions" {
         WindowOverAliasGroups => "window functions over a GROUP BY of select-list aliases whose tables are not yet committed",
-        DistinctWithWindowFunctions => "DISTINCT with window functions",
+        DistinctWithWindowFunctions => "DISTINCT with window functions whose PARTITION BY keys are not all selected",
         NamedWindow => "a window name without a WINDOW definition",
         UnfoundWindowFunction => "a window function duckmv cannot find",
         LambdaWithWindows => "a lambda in a query with window functions",

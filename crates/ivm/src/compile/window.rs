@@ -6,7 +6,7 @@
 use super::reasons::Why;
 use std::collections::BTreeSet;
 
-use sqlparser::ast::{BinaryOperator, Expr, Select, Visit, WindowType};
+use sqlparser::ast::{BinaryOperator, Distinct, Expr, Select, Visit, WindowType};
 
 use super::super::plan::Windowed;
 use super::super::user_expr::{hole, rewrite, Hole, UserExpr};
@@ -26,9 +26,11 @@ impl Analyzer<'_> {
     }
 
     pub(super) fn windowed(&mut self, s: &Select, scope: &Scope) -> R<Windowed> {
-        if s.distinct.is_some() {
-            return full(Why::DistinctWithWindowFunctions);
-        }
+        let distinct = match &s.distinct {
+            None => false,
+            Some(Distinct::Distinct) => true,
+            Some(_) => return full(Why::DistinctOn),
+        };
         let s = &super::named_window::inline(s)?;
         let mut plain = s.clone();
         plain.qualify = None;
@@ -48,6 +50,9 @@ impl Analyzer<'_> {
             aliases_to_expressions(q, &proj, is_column);
         }
         let (mut keys, functions) = partition_keys(exprs.iter().chain(&qualify))?;
+        if distinct && !keys.iter().all(|k| selected(k, &exprs)) {
+            return full(Why::DistinctWithWindowFunctions);
+        }
         if keys.is_empty() {
             // No PARTITION BY (or none the windows share): the whole input is one partition,
             // under a constant key, and any change to it recomputes every row of the view.
@@ -79,6 +84,7 @@ impl Analyzer<'_> {
             select: exprs.into_iter().map(UserExpr::new).collect(),
             qualify: qualify.map(UserExpr::new),
             functions: functions.into_iter().collect(),
+            distinct,
         })
     }
 }
@@ -120,6 +126,14 @@ fn partition_keys<'e>(exprs: impl Iterator<Item = &'e Expr>) -> R<(Vec<Expr>, BT
         }
     }
     Ok((keys, functions))
+}
+
+/// Whether the partition key `k` is one of the view's columns as written. Under DISTINCT, two
+/// rows of different partitions then differ in that column, so removing duplicates within each
+/// partition removes them all, and a refresh may still recompute partitions alone.
+fn selected(k: &Expr, exprs: &[Expr]) -> bool {
+    let text = k.to_string().to_lowercase();
+    exprs.iter().any(|e| e.to_string().to_lowercase() == text)
 }
 
 /// QUALIFY may name a select-list alias that is not a column: the aliased expression, since

@@ -40,6 +40,8 @@ fn rows_sql(plan: &Plan, w: &Windowed, filter: Vec<Expr>) -> Query {
     }
     let input = rel_cur(&plan.sources, &Rel::Block(w.input.clone()));
     let mut s = Select::new(cols, vec![From::query(input, "_mv_i")]).filtered(filter);
+    // DISTINCT applies after QUALIFY; the partition key columns keep it within partitions.
+    s.distinct = w.distinct;
     s.qualify = w
         .qualify
         .as_ref()
