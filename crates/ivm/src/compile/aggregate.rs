@@ -428,7 +428,10 @@ impl StateRewriter<'_, '_> {
             return Some(arg);
         };
         let ty = arg.as_ref().and_then(|a| types.get(&a.to_string()));
-        let sum = !distinct && matches!(kind, AggKind::Sum | AggKind::Avg);
+        // A distinct sum is recomputed per touched group in a view's own storage, but an
+        // aggregate read as a relation takes its old row back (`ops::rescan`), and two sums
+        // of the same doubles in different orders need not be equal: kept whole there too.
+        let sum = (!distinct || !self.col.keep) && matches!(kind, AggKind::Sum | AggKind::Avg);
         if sum && ty.is_some_and(|t| floating(t)) {
             return None;
         }

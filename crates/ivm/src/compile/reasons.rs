@@ -116,7 +116,6 @@ reasons! {
         InSubqueryReusesTableName => "IN over a subquery that reuses its left operand's table name (alias one of them)",
         NestedExistenceOverJoin => "a nested EXISTS/IN over a join",
         UnresolvedInOperand => "an IN operand duckmv cannot resolve",
-        DistinctInAggregateSubquery => "a DISTINCT aggregate in an aggregate subquery",
         CorrelatedAggregateSubquery => "a correlated aggregate subquery",
         FloatSumInAggregateSubquery => "SUM/AVG of floating-point values in an aggregate subquery",
         UnnamedAggregateSubqueryColumn => "an aggregate subquery column without an alias",

@@ -7,7 +7,6 @@ use std::collections::HashSet;
 
 use sqlparser::ast::{Expr, GroupByExpr, Select, SelectItem, Visit};
 
-use super::super::agg;
 use super::super::plan::{Aggregate, Item, ItemFrom, Rel, SubAgg};
 use super::{full, Analyzer, FnVisitor, Scope, R};
 
@@ -30,14 +29,10 @@ impl Analyzer<'_> {
             }
             return full(Why::FunctionInAggregateSubquery.with(f.label()));
         }
-        if agg
-            .aggs
-            .iter()
-            .any(|f| f.distinct && !agg::of(f).invertible())
-        {
-            // Whether a row taken back removes a distinct value needs the group's other rows.
-            return full(Why::DistinctInAggregateSubquery);
-        }
+        // A DISTINCT aggregate is not invertible: whether a row taken back removes a distinct
+        // value needs the group's other rows, so its touched groups are recomputed now and as
+        // they were (`ops::rescan`). Its value is exact (a count, or a sum of exact values), so
+        // the row taken back is the row added.
         let names = item_names(s, named)?;
         // The static check catches the usual forms; DuckDB binding the subquery on its own
         // catches the rest (ON predicates, derived tables), with the CTEs in scope.

@@ -174,11 +174,6 @@ const REFUSED: &[(&str, usize, &str)] = &[
         "a nested EXISTS/IN that refers to an outer query",
     ),
     (
-        "SELECT x.n FROM (SELECT g, count(DISTINCT v) AS n FROM t GROUP BY g) x",
-        1,
-        "a DISTINCT aggregate in an aggregate subquery",
-    ),
-    (
         "SELECT t.k FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.k = t.k HAVING count(*) > 1)",
         1,
         "a correlated aggregate subquery",
