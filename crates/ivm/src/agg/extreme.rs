@@ -8,21 +8,39 @@ use crate::ir::{bare, call, col, Expr, Op};
 
 pub struct Extreme {
     name: &'static str,
+    /// `min` or `max`.
+    function: &'static str,
     /// `least` or `greatest`.
     pick: &'static str,
     /// A deleted value `x` reaches the extreme `e` when `x op e`.
     reaches: Op,
+    /// The field of the extreme the aggregate shows (`agg::arg`).
+    field: Option<&'static str>,
 }
 
 pub const MIN: Extreme = Extreme {
     name: "min",
+    function: "min",
     pick: "least",
     reaches: Op::LtEq,
+    field: None,
 };
 pub const MAX: Extreme = Extreme {
     name: "max",
+    function: "max",
     pick: "greatest",
     reaches: Op::GtEq,
+    field: None,
+};
+pub const ARG_MIN: Extreme = Extreme {
+    name: "arg_min",
+    field: Some(super::arg::ARG),
+    ..MIN
+};
+pub const ARG_MAX: Extreme = Extreme {
+    name: "arg_max",
+    field: Some(super::arg::ARG),
+    ..MAX
 };
 
 fn m(slot: usize) -> String {
@@ -51,22 +69,22 @@ impl Aggregator for Extreme {
         vec![StateCol::value(m(slot))]
     }
     fn rows_state(&self, arg: Option<Expr>) -> Vec<Expr> {
-        vec![call(self.name, arg.into_iter().collect())]
+        vec![call(self.function, arg.into_iter().collect())]
     }
     fn change_state(&self, slot: usize, arg: Option<Expr>, mult: Expr) -> Vec<(String, Expr)> {
         let arg: Vec<Expr> = arg.into_iter().collect();
         let inserted = mult.clone().bin(Op::Gt, Expr::Int(0));
         let deleted = mult.bin(Op::Lt, Expr::Int(0));
         vec![
-            (m(slot), call(self.name, arg.clone()).filter(inserted)),
-            (x(slot), call(self.name, arg).filter(deleted)),
+            (m(slot), call(self.function, arg.clone()).filter(inserted)),
+            (x(slot), call(self.function, arg).filter(deleted)),
         ]
     }
     fn combine(&self, slot: usize, s: &'static str, d: &'static str) -> Vec<Expr> {
         vec![pick_of(self.pick, col(s, m(slot)), col(d, m(slot)))]
     }
     fn value(&self, slot: usize) -> Expr {
-        bare(m(slot))
+        super::arg::shown(bare(m(slot)), self.field)
     }
     /// Rows inserted and deleted within one change count on both sides, so the test compares
     /// the deleted extreme with the extreme after the insertions.

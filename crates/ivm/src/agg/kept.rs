@@ -20,17 +20,38 @@ pub const KEPT: i64 = 8;
 
 pub struct Kept {
     name: &'static str,
+    /// The function that keeps values in order: `min` or `max`.
+    pub function: &'static str,
     /// Whether the aggregate's order is descending (`max`).
     pub descending: bool,
+    /// The field of the kept value the aggregate shows: `arg_min(a, b)` keeps the structs
+    /// `{v: b, a: a}` (`agg::arg`) and shows the first one's `a`.
+    field: Option<&'static str>,
 }
 
 pub const MIN: Kept = Kept {
     name: "min",
+    function: "min",
     descending: false,
+    field: None,
 };
 pub const MAX: Kept = Kept {
     name: "max",
+    function: "max",
     descending: true,
+    field: None,
+};
+pub const ARG_MIN: Kept = Kept {
+    name: "arg_min",
+    function: "min",
+    descending: false,
+    field: Some(super::arg::ARG),
+};
+pub const ARG_MAX: Kept = Kept {
+    name: "arg_max",
+    function: "max",
+    descending: true,
+    field: Some(super::arg::ARG),
 };
 
 /// The list column of `slot`.
@@ -68,7 +89,7 @@ impl Aggregator for Kept {
     /// NULLs left out, NULL over no values.
     fn rows_state(&self, arg: Option<Expr>) -> Vec<Expr> {
         let arg = arg.expect("min/max have an argument");
-        let first = call(self.name, vec![arg.clone(), Expr::Int(KEPT)]);
+        let first = call(self.function, vec![arg.clone(), Expr::Int(KEPT)]);
         let more = call("count", vec![arg]).bin(Op::Gt, Expr::Int(KEPT));
         vec![first, more]
     }
@@ -89,7 +110,10 @@ impl Aggregator for Kept {
         vec![col(d, k(slot)), open]
     }
     fn value(&self, slot: usize) -> Expr {
-        call("list_extract", vec![bare(k(slot)), Expr::Int(1)])
+        super::arg::shown(
+            call("list_extract", vec![bare(k(slot)), Expr::Int(1)]),
+            self.field,
+        )
     }
     /// The change rewrote the list, it ran empty, and more values may exist.
     fn recompute_when(&self, slot: usize, _s: &'static str, d: &'static str) -> Option<Expr> {

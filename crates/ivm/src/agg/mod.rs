@@ -13,6 +13,7 @@
 //! column names are an aggregate's own (each prefixed by a letter and its slot); the storage
 //! and work tables of existing views depend on them, so a kind's columns never change.
 
+mod arg;
 mod boolean;
 pub mod by_value;
 mod count;
@@ -46,6 +47,10 @@ pub enum AggKind {
     VarPop,
     StddevSamp,
     StddevPop,
+    /// `arg_min(a, b)`: the MIN of `{v: b, a: a}` (`arg`).
+    ArgMin,
+    /// `arg_max(a, b)`: the MAX of `{v: b, a: a}`.
+    ArgMax,
     /// Any other deterministic aggregate, kept as its whole call (`AggFn::call`).
     Whole,
 }
@@ -160,6 +165,10 @@ pub fn of(f: &AggFn) -> &'static dyn Aggregator {
         (AggKind::Max, _) if f.kept => &kept::MAX,
         (AggKind::Min, _) => &extreme::MIN,
         (AggKind::Max, _) => &extreme::MAX,
+        (AggKind::ArgMin, _) if f.kept => &kept::ARG_MIN,
+        (AggKind::ArgMax, _) if f.kept => &kept::ARG_MAX,
+        (AggKind::ArgMin, _) => &extreme::ARG_MIN,
+        (AggKind::ArgMax, _) => &extreme::ARG_MAX,
         (AggKind::Count, true) if f.by_value => &by_value::COUNT,
         (AggKind::Sum, true) if f.by_value => &by_value::SUM_DISTINCT,
         (AggKind::Avg, true) if f.by_value => &by_value::AVG_DISTINCT,
@@ -196,7 +205,23 @@ pub const SUPPORTED: &[(&str, AggKind, bool)] = &[
     ("stddev_samp", AggKind::StddevSamp, false),
     ("stddev", AggKind::StddevSamp, false),
     ("stddev_pop", AggKind::StddevPop, false),
+    ("arg_min", AggKind::ArgMin, false),
+    ("argmin", AggKind::ArgMin, false),
+    ("min_by", AggKind::ArgMin, false),
+    ("arg_max", AggKind::ArgMax, false),
+    ("argmax", AggKind::ArgMax, false),
+    ("max_by", AggKind::ArgMax, false),
 ];
+
+/// Whether `kind` is `arg_min`/`arg_max`, whose two arguments are kept as one struct (`arg`).
+pub fn is_arg(kind: AggKind) -> bool {
+    matches!(kind, AggKind::ArgMin | AggKind::ArgMax)
+}
+
+/// `arg_min(a, b)`'s one argument: see [`arg::keyed`].
+pub fn arg_keyed(arg: sqlparser::ast::Expr, by: sqlparser::ast::Expr) -> sqlparser::ast::Expr {
+    arg::keyed(arg, by)
+}
 
 /// Whether `kind` is a variance or standard deviation (`moments`): its argument must be
 /// exact, and an integer one is widened to HUGEINT so that its square cannot overflow.

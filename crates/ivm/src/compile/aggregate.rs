@@ -354,28 +354,30 @@ impl StateRewriter<'_, '_> {
             return self.whole(f);
         };
         let distinct = list.duplicate_treatment == Some(DuplicateTreatment::Distinct);
-        if (distinct && !distinct_ok) || !list.clauses.is_empty() || list.args.len() != 1 {
+        // `arg_min(a, b)` has two arguments, kept as one struct (`agg::arg`).
+        let arity = if agg::is_arg(kind) { 2 } else { 1 };
+        if (distinct && !distinct_ok) || !list.clauses.is_empty() || list.args.len() != arity {
             return self.whole(f);
         }
-        let (kind, arg) = match &list.args[0] {
-            FunctionArg::Unnamed(FunctionArgExpr::Wildcard) if kind == AggKind::Count => {
-                (AggKind::CountStar, None)
-            }
-            FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => {
-                let mut nested = false;
-                let _ = e.visit(&mut FnVisitor(|x: &Expr| {
-                    if let Expr::Function(g) = x {
-                        if aggregate_call(&self.an.aggregates, g) {
-                            nested = true;
-                        }
+        let mut args = Vec::new();
+        for a in &list.args {
+            match a {
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => {
+                    if self.nests_an_aggregate(e) {
+                        return Err(Why::NestedAggregate.into());
                     }
-                }));
-                if nested {
-                    return Err(Why::NestedAggregate.into());
+                    args.push(e.clone());
                 }
-                (kind, Some(e.clone()))
+                FunctionArg::Unnamed(FunctionArgExpr::Wildcard) if kind == AggKind::Count => {}
+                _ => return self.whole(f),
             }
-            _ => return self.whole(f),
+        }
+        let (kind, arg) = match <[Expr; 2]>::try_from(args) {
+            Ok([arg, by]) => (kind, Some(agg::arg_keyed(arg, by))),
+            Err(mut one) => match one.pop() {
+                Some(e) => (kind, Some(e)),
+                None => (AggKind::CountStar, None),
+            },
         };
         let (kind, arg) = match &f.filter {
             None => (kind, arg),
@@ -412,11 +414,26 @@ impl StateRewriter<'_, '_> {
                 slot,
                 distinct,
                 call: None,
-                kept: self.col.keep && matches!(kind, AggKind::Min | AggKind::Max),
+                kept: self.col.keep
+                    && matches!(
+                        kind,
+                        AggKind::Min | AggKind::Max | AggKind::ArgMin | AggKind::ArgMax
+                    ),
                 by_value,
             },
         ));
         Ok(self.col.aggs.len() - 1)
+    }
+
+    /// Whether `e` calls an aggregate (an aggregate's argument may not).
+    fn nests_an_aggregate(&self, e: &Expr) -> bool {
+        let mut nested = false;
+        let _ = e.visit(&mut FnVisitor(|x: &Expr| {
+            if let Expr::Function(g) = x {
+                nested |= aggregate_call(&self.an.aggregates, g);
+            }
+        }));
+        nested
     }
 
     /// The argument of a SUM/AVG or variance as its state needs it, by its type; None when

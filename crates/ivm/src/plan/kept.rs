@@ -170,7 +170,7 @@ fn cut(storage: &str, keys: &[String], slot: usize, kept: &Kept) -> Cte {
     ));
     let repeated = Select::new(items, vec![From::query(Query::select(counted), "_mv_e")]);
     // `min(x, n)` / `max(x, n)`: the group's first n values in order.
-    let first = crate::agg::Aggregator::name(kept);
+    let first = kept.function;
     let mut items = keys_of("_mv_x", keys);
     items.push(Item::named(
         ir::call(first, vec![ir::col("_mv_x", "_mv_v"), Expr::Int(KEPT)]),
