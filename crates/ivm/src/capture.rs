@@ -420,20 +420,31 @@ pub fn advance(db: &mut dyn Sql, plan: &Plan, which: &[bool]) -> Result<(), IvmE
     Ok(())
 }
 
-/// The statements of [`advance`].
+/// The statements of [`advance`]: one UPDATE for all the sources, each reader moved to the
+/// end of its own log. Every statement costs DuckDB most of a millisecond however little it
+/// does, so a view over n tables saves n − 1 of them.
 pub fn advance_sql(plan: &Plan, which: &[bool]) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut readers = Vec::new();
+    let mut ends = Vec::new();
     for (s, w) in plan.sources.iter().zip(which) {
         let (Some(delta), Some(log), true) = (&s.delta, &s.log, *w) else {
             continue;
         };
-        out.push(format!(
-            "UPDATE _duckmv.log_readers SET consumed = greatest(consumed, \
-             coalesce((SELECT max(_mv_pos) FROM {log}), consumed)) WHERE reader = {}",
+        ends.push(format!(
+            "WHEN {} THEN (SELECT max(_mv_pos) FROM {log})",
             lit(delta)
         ));
+        readers.push(lit(delta));
     }
-    out
+    if readers.is_empty() {
+        return Vec::new();
+    }
+    vec![format!(
+        "UPDATE _duckmv.log_readers SET consumed = greatest(consumed, \
+         coalesce(CASE reader {} END, consumed)) WHERE reader IN ({})",
+        ends.join(" "),
+        readers.join(", ")
+    )]
 }
 
 /// Consumes every pending change of the view (after a full refresh has made them moot).
