@@ -100,7 +100,7 @@ impl Probe {
     }
 }
 
-fn cte(name: &str, q: &Query) -> Cte {
+pub(super) fn cte(name: &str, q: &Query) -> Cte {
     Cte {
         alias: TableAlias {
             explicit: false,

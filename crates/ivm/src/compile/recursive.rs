@@ -24,9 +24,27 @@ impl Analyzer<'_> {
                     w.recursive = false;
                 }
             }
-            [cte] if w.cte_tables.len() == 1 => {
+            // The other CTEs are ordinary ones of the rest of the definition, which reads r as
+            // a source; r's terms, compiled apart, may read tables only.
+            [cte] if !reads_another(cte, w) => {
                 self.recursion_of(cte)?;
-                rest.with = None;
+                let mut others: Vec<Cte> = w
+                    .cte_tables
+                    .iter()
+                    .filter(|c| c.alias.name != cte.alias.name)
+                    .cloned()
+                    .collect();
+                if !others.is_empty() {
+                    // The name r reads the source (`recursive_source` comes first); in the
+                    // scope, this empty stand-in of r's columns lets probes of the other CTEs
+                    // bind without the recursion.
+                    others.splice(0..0, self.stand_in(&cte.alias.name.value));
+                }
+                rest.with = (!others.is_empty()).then(|| With {
+                    recursive: false,
+                    cte_tables: others,
+                    ..w.clone()
+                });
                 self.features.insert("WITH RECURSIVE");
             }
             _ => return full(Why::RecursiveCtes),
@@ -102,6 +120,25 @@ impl Analyzer<'_> {
         Ok(())
     }
 
+    /// `name AS (SELECT CAST(NULL AS t1) AS c1, … WHERE false)`: r's columns and types, no rows.
+    fn stand_in(&self, name: &str) -> Option<Cte> {
+        let rec = self.recursion.as_ref()?;
+        let (r, types) = (self.sources.get(rec.source)?, &rec.types);
+        let items = r
+            .columns
+            .iter()
+            .zip(types)
+            .map(|(c, t)| sqlparser::ast::SelectItem::ExprWithAlias {
+                expr: crate::ir::Expr::Null.cast(t).to_ast(),
+                alias: sqlparser::ast::Ident::with_quote('"', c),
+            })
+            .collect();
+        let none = sqlparser::ast::Expr::Value(sqlparser::ast::Value::Boolean(false).into());
+        let select = crate::ir::ast_select(items, Vec::new(), Some(none));
+        let q = crate::ir::plain_query(SetExpr::Select(Box::new(select)));
+        Some(super::probe::cte(name, &q))
+    }
+
     /// One term of the recursive CTE: a join of tables (and r) with a filter, nothing that
     /// could take a row out when a row comes in.
     fn term(&mut self, s: &Select, ncols: usize) -> R<Block> {
@@ -126,6 +163,17 @@ impl Analyzer<'_> {
             _ => None,
         }
     }
+}
+
+/// Whether the recursive CTE's query names another CTE of the same WITH.
+fn reads_another(cte: &Cte, w: &With) -> bool {
+    w.cte_tables.iter().any(|other| {
+        other.alias.name != cte.alias.name
+            && reads_of(
+                cte.query.body.as_ref(),
+                &other.alias.name.value.to_lowercase(),
+            ) > 0
+    })
 }
 
 /// Whether the CTE's query names the CTE itself.
