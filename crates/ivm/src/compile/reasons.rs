@@ -72,7 +72,6 @@ reasons! {
     "Recursive queries" {
         RecursiveCtes => "WITH RECURSIVE with more than one recursive CTE, or one that reads another CTE",
         RecursiveShape => "a recursive CTE other than one term UNION one term that reads it once",
-        RecursiveUnionAll => "a recursive CTE over UNION ALL",
         RecursiveTerm => "a recursive CTE term other than a join of tables with a filter",
     }
     "Select lists and expressions" {

@@ -68,11 +68,11 @@ impl Analyzer<'_> {
         else {
             return full(Why::RecursiveShape);
         };
-        match set_quantifier {
-            SetQuantifier::None | SetQuantifier::Distinct => {}
-            SetQuantifier::All => return full(Why::RecursiveUnionAll),
+        let all = match set_quantifier {
+            SetQuantifier::None | SetQuantifier::Distinct => false,
+            SetQuantifier::All => true,
             _ => return full(Why::RecursiveShape),
-        }
+        };
         let (SetExpr::Select(base), SetExpr::Select(step)) = (left.as_ref(), right.as_ref()) else {
             return full(Why::RecursiveShape);
         };
@@ -116,6 +116,7 @@ impl Analyzer<'_> {
             query,
             base,
             step,
+            all,
         });
         Ok(())
     }

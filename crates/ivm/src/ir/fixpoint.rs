@@ -1,4 +1,4 @@
-//! `WITH RECURSIVE name(columns) AS ((seed) UNION (step)) body`: the rows `step` derives from
+//! `WITH RECURSIVE name(columns) AS ((seed) UNION [ALL] (step)) body`: the rows `step` derives from
 //! the rows found so far, starting from `seed`, until it derives none that is new. A refresh of
 //! a view over a recursive query runs one to find the rows a change adds (`plan::recursive`).
 
@@ -15,17 +15,24 @@ pub struct Fixpoint {
     pub seed: Query,
     pub step: Query,
     pub body: Query,
+    /// `UNION ALL`: every derivation is a row (a recursive query over UNION ALL, whose
+    /// iteration ends because its input has no cycle).
+    pub all: bool,
 }
 
 impl Fixpoint {
     /// The WITH clause and the body it precedes.
     pub(super) fn to_ast(&self) -> (ast::With, SetExpr) {
         let nested = |q: &Query| Box::new(SetExpr::Query(Box::new(q.to_ast())));
-        // UNION, not UNION ALL: a row found twice is kept once, so the iteration ends.
+        // UNION: a row found twice is kept once, so the iteration ends.
         let union = SetExpr::SetOperation {
             left: nested(&self.seed),
             op: SetOperator::Union,
-            set_quantifier: SetQuantifier::None,
+            set_quantifier: if self.all {
+                SetQuantifier::All
+            } else {
+                SetQuantifier::None
+            },
             right: nested(&self.step),
         };
         let cte = ast::Cte {

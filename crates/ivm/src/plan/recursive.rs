@@ -15,6 +15,12 @@
 //! of 10 rows), while a row found again costs only itself. A delete or update of a table r
 //! reads can take rows out of r that other rows were derived from: the view recomputes
 //! (`deleted_sql` tells when).
+//!
+//! Over UNION ALL, r is the bag `Σₖ stepᵏ(base)`, a row per derivation (finite: DuckDB could
+//! evaluate the query, so its input has no cycle). With step linear in r, `r' − r = Δbase +
+//! Δstep(r) + step'(r' − r)`: the gain is the fixpoint over UNION ALL from the inserted rows
+//! of `base` and of `step` over r as it was, each as often as it is inserted, without checking
+//! r or the rows found, since a row derived again is another row.
 
 use serde::{Deserialize, Serialize};
 
@@ -34,6 +40,9 @@ pub struct Recursion {
     pub base: Block,
     /// The recursive term, reading r through `source` once, its columns named `c1..cn`.
     pub step: Block,
+    /// `base UNION ALL step`: r is a bag, a row per derivation (see [`derive_sql`]).
+    #[serde(default)]
+    pub all: bool,
 }
 
 /// The table holding r's rows.
@@ -100,13 +109,23 @@ pub fn derive_sql(plan: &Plan, r: &Recursion, changed: &[bool]) -> Option<Stmt> 
         .map(|c| ir::col("_mv_s", c))
         .collect();
     let change = From::query(Query::union_all(parts), "_mv_s");
-    let (change, unheld_change) = unheld(plan, r, change, changes.clone());
-    let mut seed = Select::new(typed(changes), vec![change]).filtered([
-        ir::col("_mv_s", "_mv_mult").bin(Op::Gt, Expr::Int(0)),
-        unheld_change,
-    ]);
-    // A row derived twice is added once: r is a set.
-    seed.distinct = true;
+    let inserted = ir::col("_mv_s", "_mv_mult").bin(Op::Gt, Expr::Int(0));
+    let seed = if r.all {
+        // Every derivation counts: each inserted row as often as it was inserted.
+        let times = From::Call {
+            name: "range",
+            args: vec![ir::col("_mv_s", "_mv_mult")],
+            alias: Some(("_mv_t".into(), vec!["_mv_i".into()])),
+        };
+        Select::new(typed(changes), vec![change, times]).filtered([inserted])
+    } else {
+        let (change, unheld_change) = unheld(plan, r, change, changes.clone());
+        let mut seed =
+            Select::new(typed(changes), vec![change]).filtered([inserted, unheld_change]);
+        // A row derived twice is added once: r is a set.
+        seed.distinct = true;
+        seed
+    };
     // The step over the rows found so far: r's source read as the CTE being built.
     let mut sources = plan.sources.clone();
     sources[r.source].relation = "_mv_n".into();
@@ -116,14 +135,20 @@ pub fn derive_sql(plan: &Plan, r: &Recursion, changed: &[bool]) -> Option<Stmt> 
     let found: Vec<Expr> = names.iter().map(|n| ir::col("_mv_n", n.clone())).collect();
     let mut gain: Vec<Item> = found.iter().map(|c| Item::Expr(c.clone(), None)).collect();
     let n = From::table(Name::of("_mv_n"), "_mv_n");
-    let (found_from, unheld_found) = unheld(plan, r, n, found);
     gain.push(Item::named(Expr::Int(1).big_int(), "_mv_mult"));
+    let body = if r.all {
+        Select::new(gain, vec![n])
+    } else {
+        let (found_from, unheld_found) = unheld(plan, r, n, found);
+        Select::new(gain, vec![found_from]).filtered([unheld_found])
+    };
     let fixpoint = Fixpoint {
         name: "_mv_n".into(),
         columns: names.clone(),
         seed: Query::select(seed),
         step: Query::select(step),
-        body: Query::select(Select::new(gain, vec![found_from]).filtered([unheld_found])),
+        body: Query::select(body),
+        all: r.all,
     };
     Some(Stmt::insert(
         Name::of(&rec_change(plan.id)),
