@@ -414,16 +414,16 @@ pub fn uninstall(db: &mut dyn Sql, plan: &Plan) -> Result<(), IvmError> {
 /// Moves the view's position in the logs of the sources flagged in `which` to their end in this
 /// transaction's snapshot: what the refresh just read is consumed.
 pub fn advance(db: &mut dyn Sql, plan: &Plan, which: &[bool]) -> Result<(), IvmError> {
-    for sql in advance_sql(plan, which) {
+    if let Some(sql) = advance_sql(plan, which) {
         db.exec_hot(&sql, &[])?;
     }
     Ok(())
 }
 
-/// The statements of [`advance`]: one UPDATE for all the sources, each reader moved to the
-/// end of its own log. Every statement costs DuckDB most of a millisecond however little it
-/// does, so a view over n tables saves n − 1 of them.
-pub fn advance_sql(plan: &Plan, which: &[bool]) -> Vec<String> {
+/// The statement of [`advance`], None when no flagged source has a log: one UPDATE for all
+/// the sources, each reader moved to the end of its own log. Every statement costs DuckDB most
+/// of a millisecond however little it does, so a view over n tables saves n − 1 of them.
+pub fn advance_sql(plan: &Plan, which: &[bool]) -> Option<String> {
     let mut readers = Vec::new();
     let mut ends = Vec::new();
     for (s, w) in plan.sources.iter().zip(which) {
@@ -437,14 +437,14 @@ pub fn advance_sql(plan: &Plan, which: &[bool]) -> Vec<String> {
         readers.push(lit(delta));
     }
     if readers.is_empty() {
-        return Vec::new();
+        return None;
     }
-    vec![format!(
+    Some(format!(
         "UPDATE _duckmv.log_readers SET consumed = greatest(consumed, \
          coalesce(CASE reader {} END, consumed)) WHERE reader IN ({})",
         ends.join(" "),
         readers.join(", ")
-    )]
+    ))
 }
 
 /// Consumes every pending change of the view (after a full refresh has made them moot).

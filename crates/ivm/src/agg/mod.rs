@@ -13,7 +13,7 @@
 //! column names are an aggregate's own (each prefixed by a letter and its slot); the storage
 //! and work tables of existing views depend on them, so a kind's columns never change.
 
-mod arg;
+pub mod arg;
 mod boolean;
 pub mod by_value;
 mod count;
@@ -216,11 +216,6 @@ pub const SUPPORTED: &[(&str, AggKind, bool)] = &[
 /// Whether `kind` is `arg_min`/`arg_max`, whose two arguments are kept as one struct (`arg`).
 pub fn is_arg(kind: AggKind) -> bool {
     matches!(kind, AggKind::ArgMin | AggKind::ArgMax)
-}
-
-/// `arg_min(a, b)`'s one argument: see [`arg::keyed`].
-pub fn arg_keyed(arg: sqlparser::ast::Expr, by: sqlparser::ast::Expr) -> sqlparser::ast::Expr {
-    arg::keyed(arg, by)
 }
 
 /// Whether `kind` is a variance or standard deviation (`moments`): its argument must be

@@ -373,7 +373,7 @@ impl StateRewriter<'_, '_> {
             }
         }
         let (kind, arg) = match <[Expr; 2]>::try_from(args) {
-            Ok([arg, by]) => (kind, Some(agg::arg_keyed(arg, by))),
+            Ok([arg, by]) => (kind, Some(agg::arg::keyed(arg, by))),
             Err(mut one) => match one.pop() {
                 Some(e) => (kind, Some(e)),
                 None => (AggKind::CountStar, None),
