@@ -70,7 +70,7 @@ reasons! {
         SetOperation => "{} here",
     }
     "Recursive queries" {
-        RecursiveCtes => "WITH RECURSIVE with more than one recursive CTE, or one that reads another CTE",
+        RecursiveCtes => "WITH RECURSIVE with more than one recursive CTE, or CTEs that read each other",
         RecursiveShape => "a recursive CTE other than one term UNION one term that reads it once",
         RecursiveTerm => "a recursive CTE term other than a join of tables with a filter",
     }

@@ -8,9 +8,9 @@ use std::ops::ControlFlow;
 use sqlparser::ast::{Cte, ObjectName, Query, Select, SetExpr, SetOperator, SetQuantifier, With};
 
 use super::reasons::Why;
-use super::{full, name_parts, Analyzer, R};
+use super::{full, name_parts, Analyzer, Scope, R};
 use crate::plan::{
-    positional, rec_change, rec_table, Block, Body, ItemFrom, Recursion, Source, SourceKind,
+    positional, rec_change, rec_table, Block, Body, ItemFrom, Recursion, Rel, Source, SourceKind,
 };
 
 impl Analyzer<'_> {
@@ -24,10 +24,12 @@ impl Analyzer<'_> {
                     w.recursive = false;
                 }
             }
-            // The other CTEs are ordinary ones of the rest of the definition, which reads r as
-            // a source; r's terms, compiled apart, may read tables only.
-            [cte] if !reads_another(cte, w) => {
-                self.recursion_of(cte)?;
+            // The other CTEs are ordinary ones: those r reads (which may not read r) are in
+            // scope for its terms, and the rest of the definition reads r as a source.
+            [cte] => {
+                let helpers = helpers_of(cte, w)?;
+                let scope = self.query_scope(&with_only(q, helpers.clone()), &Vec::new())?;
+                self.recursion_of(cte, &helpers, &scope)?;
                 let mut others: Vec<Cte> = w
                     .cte_tables
                     .iter()
@@ -52,8 +54,9 @@ impl Analyzer<'_> {
         self.top(&rest, ncols)
     }
 
-    /// Compiles the recursive CTE and makes its name read its rows.
-    fn recursion_of(&mut self, cte: &Cte) -> R<()> {
+    /// Compiles the recursive CTE, whose terms may read the CTEs `helpers` (in `scope`), and
+    /// makes its name read its rows.
+    fn recursion_of(&mut self, cte: &Cte, helpers: &[Cte], scope: &Scope) -> R<()> {
         let name = cte.alias.name.value.to_lowercase();
         let q = cte.query.as_ref();
         if !super::support::bare_query(q) {
@@ -79,7 +82,12 @@ impl Analyzer<'_> {
         if reads_of(left, &name) != 0 || reads_of(right, &name) != 1 {
             return full(Why::RecursiveShape);
         }
-        let query = format!("WITH RECURSIVE {cte} SELECT * FROM {}", cte.alias.name);
+        let with = With {
+            with_token: sqlparser::ast::helpers::attached_token::AttachedToken::empty(),
+            recursive: true,
+            cte_tables: helpers.iter().chain([cte]).cloned().collect(),
+        };
+        let query = format!("{with} SELECT * FROM {}", cte.alias.name);
         let described = self.db.query(&format!("DESCRIBE {query}"))?;
         let column =
             |r: &[Option<String>], i: usize| r.get(i).cloned().flatten().unwrap_or_default();
@@ -98,9 +106,9 @@ impl Analyzer<'_> {
             log: None,
         });
         let source = self.sources.len() - 1;
-        let base = self.term(base, names.len())?;
+        let base = self.term(base, names.len(), scope)?;
         self.recursive = Some((name, source));
-        let step = self.term(step, names.len())?;
+        let step = self.term(step, names.len(), scope)?;
         let reads_r = |b: &Block| {
             b.items
                 .iter()
@@ -140,18 +148,14 @@ impl Analyzer<'_> {
         Some(super::probe::cte(name, &q))
     }
 
-    /// One term of the recursive CTE: a join of tables (and r) with a filter, nothing that
-    /// could take a row out when a row comes in.
-    fn term(&mut self, s: &Select, ncols: usize) -> R<Block> {
+    /// One term of the recursive CTE: a join of tables (and r, and CTEs that are such joins
+    /// themselves) with a filter, nothing that could take a row out when a row comes in.
+    fn term(&mut self, s: &Select, ncols: usize, scope: &Scope) -> R<Block> {
         if self.is_aggregate(s) || s.distinct.is_some() || self.has_window(s) {
             return full(Why::RecursiveTerm);
         }
-        let block = self.spj(s, &Vec::new(), Some(positional(ncols)))?;
-        let joins_only = block
-            .items
-            .iter()
-            .all(|i| matches!(i.from, ItemFrom::Source(_)));
-        if !joins_only || !block.exists.is_empty() || !block.guards.is_empty() {
+        let block = self.spj(s, scope, Some(positional(ncols)))?;
+        if !joins_only(&block) {
             return full(Why::RecursiveTerm);
         }
         Ok(block)
@@ -166,15 +170,49 @@ impl Analyzer<'_> {
     }
 }
 
-/// Whether the recursive CTE's query names another CTE of the same WITH.
-fn reads_another(cte: &Cte, w: &With) -> bool {
-    w.cte_tables.iter().any(|other| {
-        other.alias.name != cte.alias.name
-            && reads_of(
-                cte.query.body.as_ref(),
-                &other.alias.name.value.to_lowercase(),
-            ) > 0
-    })
+/// Whether `b` joins tables, or blocks that do, with filters only: no existence test, outer
+/// join, aggregate or union, whose rows could go when others come.
+fn joins_only(b: &Block) -> bool {
+    let item = |i: &crate::plan::Item| match &i.from {
+        ItemFrom::Source(_) => true,
+        ItemFrom::Sub(rel) => matches!(rel.as_ref(), Rel::Block(inner) if joins_only(inner)),
+        ItemFrom::Tree(_) => false,
+    };
+    b.items.iter().all(item) && b.exists.is_empty() && b.guards.is_empty()
+}
+
+/// The CTEs of `w` other than the recursive `cte` that do not read it, which its terms may
+/// read; a CTE that both reads r and is read by it would be a second recursion.
+fn helpers_of(cte: &Cte, w: &With) -> R<Vec<Cte>> {
+    let r = cte.alias.name.value.to_lowercase();
+    let others = w
+        .cte_tables
+        .iter()
+        .filter(|c| c.alias.name != cte.alias.name);
+    let (reading_r, helpers): (Vec<&Cte>, Vec<&Cte>) =
+        others.partition(|c| reads_of(c.query.body.as_ref(), &r) > 0);
+    let read_by_r =
+        |c: &&Cte| reads_of(cte.query.body.as_ref(), &c.alias.name.value.to_lowercase()) > 0;
+    if reading_r.iter().any(read_by_r) {
+        return full(Why::RecursiveCtes);
+    }
+    Ok(helpers.into_iter().cloned().collect())
+}
+
+/// `q` with `ctes` as its (plain) WITH: the scope r's terms are compiled in.
+fn with_only(q: &Query, ctes: Vec<Cte>) -> Query {
+    let with = (!ctes.is_empty()).then(|| With {
+        with_token: sqlparser::ast::helpers::attached_token::AttachedToken::empty(),
+        recursive: false,
+        cte_tables: ctes,
+    });
+    Query {
+        with,
+        order_by: None,
+        limit_clause: None,
+        fetch: None,
+        ..q.clone()
+    }
 }
 
 /// Whether the CTE's query names the CTE itself.

@@ -256,7 +256,7 @@ const REFUSED: &[(&str, usize, &str)] = &[
     (
         "WITH RECURSIVE r(a, b) AS (SELECT k, g FROM t UNION SELECT r.a, t.g FROM r, t WHERE r.b = t.k), s(a, b) AS (SELECT a, b FROM r UNION SELECT s.a, r.b FROM s, r WHERE s.b = r.a) SELECT * FROM s",
         2,
-        "WITH RECURSIVE with more than one recursive CTE, or one that reads another CTE",
+        "WITH RECURSIVE with more than one recursive CTE, or CTEs that read each other",
     ),
 ];
 

@@ -59,12 +59,25 @@ impl Recursion {
     /// Which of the plan's sources the recursive query reads (r itself not among them).
     pub fn reads(&self, sources: usize) -> Vec<bool> {
         let mut out = vec![false; sources];
-        for item in self.base.items.iter().chain(&self.step.items) {
-            if let super::ItemFrom::Source(i) = item.from {
-                out[i] = i != self.source;
-            }
-        }
+        mark(&self.base, &mut out);
+        mark(&self.step, &mut out);
+        out[self.source] = false;
         out
+    }
+}
+
+/// Marks the sources `b` reads, also through the blocks it joins (CTEs of the WITH).
+fn mark(b: &Block, out: &mut [bool]) {
+    for item in &b.items {
+        match &item.from {
+            super::ItemFrom::Source(i) => out[*i] = true,
+            super::ItemFrom::Sub(rel) => {
+                if let Rel::Block(inner) = rel.as_ref() {
+                    mark(inner, out);
+                }
+            }
+            super::ItemFrom::Tree(_) => {}
+        }
     }
 }
 
