@@ -7,6 +7,7 @@ use std::collections::HashSet;
 
 use sqlparser::ast::{Expr, GroupByExpr, Select, SelectItem, Visit};
 
+use super::super::agg::AggFn;
 use super::super::plan::{Aggregate, Item, ItemFrom, Rel, SubAgg};
 use super::{full, Analyzer, FnVisitor, Scope, R};
 
@@ -20,10 +21,14 @@ impl Analyzer<'_> {
         named: bool,
     ) -> R<(Rel, Vec<String>)> {
         let agg = self.aggregate(s, scope, false)?;
-        if let Some(f) = agg.aggs.iter().find(|f| f.call.is_some()) {
-            // Taking a change back needs the value before, which only the group's rows know.
-            // SUM/AVG are kept whole only over floating-point values, whose sums taken back
-            // by subtraction need not equal the state before.
+        // Taking a change back needs the value before, which only the group's rows know: the
+        // touched groups are aggregated as they were (`ops::rescan`), which gives the row once
+        // added only when the value does not depend on the order the rows are read in.
+        let order_bound =
+            |f: &&AggFn| f.call.is_some() && !ORDER_FREE.contains(&f.label().as_str());
+        if let Some(f) = agg.aggs.iter().find(order_bound) {
+            // SUM/AVG are kept whole only over floating-point values, whose sums depend on the
+            // order they are added in.
             if matches!(f.label().as_str(), "sum" | "avg" | "mean") {
                 return full(Why::FloatSumInAggregateSubquery);
             }
@@ -127,6 +132,17 @@ impl Analyzer<'_> {
         true
     }
 }
+
+/// Aggregates kept whole (`agg::whole`) whose value depends only on the multiset of values
+/// they read: the order statistics.
+const ORDER_FREE: &[&str] = &[
+    "median",
+    "quantile",
+    "quantile_cont",
+    "quantile_disc",
+    "percentile_cont",
+    "percentile_disc",
+];
 
 /// The column names of an aggregate query read as a relation: each item's alias or column
 /// name. `named`: the columns are referenced by name, so each needs one; otherwise the
