@@ -415,10 +415,7 @@ impl StateRewriter<'_, '_> {
                 distinct,
                 call: None,
                 kept: self.col.keep
-                    && matches!(
-                        kind,
-                        AggKind::Min | AggKind::Max | AggKind::ArgMin | AggKind::ArgMax
-                    ),
+                    && (matches!(kind, AggKind::Min | AggKind::Max) || agg::is_arg(kind)),
                 by_value,
             },
         ));

@@ -48,10 +48,8 @@ impl Analyzer<'_> {
         levels::visit(&mut out.selection, &mut one_row);
         levels::visit(&mut out.having, &mut one_row);
         let correlated = self.correlated_in_where(&mut out, &mut derived, &probe);
-        let joined_in_select = self.correlated_in_select(&mut out, &probe);
         let joined_in_groups = self.correlated_in_groups(&mut out, &probe);
-        let joined =
-            self.correlated_in_where_left(&mut out, &probe) || joined_in_select || joined_in_groups;
+        let joined = self.correlated_left(&mut out, &probe) || joined_in_groups;
         if derived.is_empty() && !joined {
             return Ok(None);
         }
@@ -110,39 +108,28 @@ impl Analyzer<'_> {
         aliases
     }
 
-    /// Turns the correlated scalar subqueries of the select list of `s`, a block that neither
-    /// groups nor aggregates and reads one FROM item, into grouped derived tables LEFT JOINed
-    /// on the correlated columns (see [`Analyzer::left_joined`]). Whether any did.
-    fn correlated_in_select(&mut self, s: &mut Select, probe: &Probe) -> bool {
+    /// Turns into grouped derived tables LEFT JOINed on the correlated columns (see
+    /// [`Analyzer::left_joined`]), in a block that reads one FROM item, the correlated scalar
+    /// subqueries left in its WHERE clause (those the inner join of
+    /// [`Analyzer::correlated_in_where`] cannot take: a count, which is 0 over no rows, or one
+    /// under `coalesce`, `OR`, `IS NULL`, …; WHERE is evaluated before any grouping, so this
+    /// holds in grouped blocks too) and, when the block neither groups nor aggregates, those of
+    /// its select list. Whether any did.
+    fn correlated_left(&mut self, s: &mut Select, probe: &Probe) -> bool {
+        if s.from.len() != 1 {
+            return false;
+        }
         let ungrouped = matches!(&s.group_by, GroupByExpr::Expressions(k, _) if k.is_empty());
-        if s.from.len() != 1 || !ungrouped || self.is_aggregate(s) {
-            return false;
-        }
-        let outer_from = s.from.clone();
-        let mut joins = Vec::new();
-        for item in &mut s.projection {
-            if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = item {
-                self.left_join_each(e, &outer_from, probe, None, &mut joins);
-            }
-        }
-        let any = !joins.is_empty();
-        s.from[0].joins.extend(joins.into_iter().map(|(_, j)| j));
-        any
-    }
-
-    /// Turns the correlated scalar subqueries left in `s`'s WHERE clause (those the inner join
-    /// of [`Analyzer::correlated_in_where`] cannot take: a count, which is 0 over no rows, or
-    /// one under `coalesce`, `OR`, `IS NULL`, …) into LEFT JOINed grouped derived tables, when
-    /// the block reads one FROM item. The WHERE clause is evaluated before any grouping, so
-    /// this holds in grouped blocks too. Whether any did.
-    fn correlated_in_where_left(&mut self, s: &mut Select, probe: &Probe) -> bool {
-        if s.from.len() != 1 || s.selection.is_none() {
-            return false;
-        }
+        let rows = ungrouped && !self.is_aggregate(s);
         let outer_from = s.from.clone();
         let mut joins = Vec::new();
         if let Some(e) = s.selection.as_mut() {
             self.left_join_each(e, &outer_from, probe, None, &mut joins);
+        }
+        for item in s.projection.iter_mut().filter(|_| rows) {
+            if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = item {
+                self.left_join_each(e, &outer_from, probe, None, &mut joins);
+            }
         }
         let any = !joins.is_empty();
         s.from[0].joins.extend(joins.into_iter().map(|(_, j)| j));
@@ -208,11 +195,7 @@ impl Analyzer<'_> {
         let any = !joins.is_empty();
         for (alias, join) in joins {
             if let GroupByExpr::Expressions(keys, _) = &mut s.group_by {
-                let key = Expr::CompoundIdentifier(vec![
-                    Ident::new(&alias),
-                    Ident::new(correlated::key_name(0)),
-                ]);
-                keys.extend([key, column(&alias)]);
+                keys.extend([key_column(&alias), column(&alias)]);
             }
             s.from[0].joins.push(join);
         }
@@ -243,11 +226,7 @@ impl Analyzer<'_> {
             // A group of the join has its key; an outer row without one reads the aggregate
             // over no rows (a count's 0), not the join's NULL.
             Some(empty) => {
-                let key = Expr::CompoundIdentifier(vec![
-                    Ident::new(&alias),
-                    Ident::new(correlated::key_name(0)),
-                ]);
-                let missing = crate::ir::user(&key).is_null();
+                let missing = crate::ir::user(&key_column(&alias)).is_null();
                 let value = crate::ir::user(&column(&alias));
                 crate::ir::case(missing, crate::ir::user(&empty), value).to_ast()
             }
@@ -297,4 +276,9 @@ fn key_text(e: &Expr) -> String {
 /// `alias.__mv_value`.
 fn column(alias: &str) -> Expr {
     Expr::CompoundIdentifier(vec![Ident::new(alias), Ident::new(VALUE)])
+}
+
+/// `alias.__mv_k1`: the derived table's first key, NULL where the LEFT JOIN found no group.
+fn key_column(alias: &str) -> Expr {
+    Expr::CompoundIdentifier(vec![Ident::new(alias), Ident::new(correlated::key_name(0))])
 }
