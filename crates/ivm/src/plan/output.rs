@@ -48,7 +48,7 @@ pub fn output_sql(plan: &Plan, rel: From) -> Query {
 }
 
 /// `range(n) AS _mv_r(_mv_n)`: beside a row, repeats it `n` times.
-fn repeat(n: Expr) -> From {
+pub(super) fn repeat(n: Expr) -> From {
     From::Call {
         name: "range",
         args: vec![n],

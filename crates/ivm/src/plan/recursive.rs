@@ -125,11 +125,7 @@ pub fn derive_sql(plan: &Plan, r: &Recursion, changed: &[bool]) -> Option<Stmt> 
     let inserted = ir::col("_mv_s", "_mv_mult").bin(Op::Gt, Expr::Int(0));
     let seed = if r.all {
         // Every derivation counts: each inserted row as often as it was inserted.
-        let times = From::Call {
-            name: "range",
-            args: vec![ir::col("_mv_s", "_mv_mult")],
-            alias: Some(("_mv_t".into(), vec!["_mv_i".into()])),
-        };
+        let times = super::output::repeat(ir::col("_mv_s", "_mv_mult"));
         Select::new(typed(changes), vec![change, times]).filtered([inserted])
     } else {
         let (change, unheld_change) = unheld(plan, r, change, changes.clone());
