@@ -47,6 +47,8 @@ pub fn bootstrap(db: &mut dyn Sql) -> Result<(), IvmError> {
         "CREATE TABLE IF NOT EXISTS _duckmv.refresher_status (view_id BIGINT, status VARCHAR, \
          noted_at TIMESTAMP)",
     )?;
+    // Facts about the database as a whole, by name (the hash fingerprint of `rekey`).
+    db.exec("CREATE TABLE IF NOT EXISTS _duckmv.settings (name VARCHAR, value VARCHAR)")?;
     Ok(())
 }
 

@@ -119,6 +119,7 @@ pub fn compile(
                 );
             }
             let sources = an.sources;
+            let row_key = matches!(body, Body::Bag { .. }) && super::plan::keyable(&types);
             let plan = Plan {
                 id,
                 columns,
@@ -130,6 +131,7 @@ pub fn compile(
                 limit: None,
                 set_op: None,
                 recursion: an.recursion,
+                row_key,
             };
             if !reloads(&plan) {
                 let reason = "an expression duckmv cannot store";
@@ -199,6 +201,7 @@ fn full_plan(
         limit: None,
         set_op: None,
         recursion: None,
+        row_key: false,
     })
 }
 

@@ -27,6 +27,7 @@ pub mod plan;
 pub mod policy;
 mod program;
 mod refresh;
+mod rekey;
 mod set_ops;
 mod strategy;
 mod text;
@@ -119,9 +120,12 @@ pub fn bootstrap(db: &mut dyn Sql) -> Result<(), IvmError> {
 }
 
 /// Brings a database written by an older duckmv up to date (called once, at server start):
-/// views that still have per-view delta tables move to the shared change logs.
+/// views that still have per-view delta tables move to the shared change logs, and stored row
+/// keys follow DuckDB's hash (see `rekey`).
 pub fn upgrade(db: &mut dyn Sql) -> Result<Vec<String>, IvmError> {
-    upgrade::run(db)
+    let mut moved = upgrade::run(db)?;
+    moved.extend(rekey::run(db)?);
+    Ok(moved)
 }
 
 /// Deletes change-log rows every view has consumed (run in the background, autocommit);

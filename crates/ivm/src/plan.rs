@@ -14,6 +14,7 @@ mod by_value;
 mod kept;
 mod output;
 mod recursive;
+mod row_key;
 mod windowed;
 
 pub use aggregate::{
@@ -29,6 +30,7 @@ pub use output::{output_sql, output_view_sql, unpopulated_sql, user_view_sql};
 pub use recursive::{
     absorb_sql, deleted_sql, derive_sql, rec_change, rec_table, refill_sql, Recursion,
 };
+pub use row_key::{fingerprint_sql, keyable, row_key, KEY};
 pub use windowed::{
     windowed_clear_sql, windowed_fill_sql, windowed_state_sql, windowed_touched_rel,
     windowed_touched_sql, windowed_work_shape_sql,
@@ -67,6 +69,10 @@ pub struct Plan {
     /// source of its own (see `plan::recursive`).
     #[serde(default)]
     pub recursion: Option<Recursion>,
+    /// A bag view whose storage rows carry the key `_mv_h` (see `plan::row_key`) that merges
+    /// find them by. Views created before it find them by every column.
+    #[serde(default)]
+    pub row_key: bool,
 }
 
 impl Plan {

@@ -87,6 +87,7 @@ fn binary(l: V, op: Op, r: V) -> V {
         Op::LtEq => V::Bool(l.num() <= r.num()),
         Op::GtEq => V::Bool(l.num() >= r.num()),
         Op::Div => V::Real(l.num().unwrap() / r.num().unwrap()),
+        Op::ShiftLeft | Op::BitOr | Op::Concat => panic!("{op:?}: keys are not an aggregator's"),
         Op::Add | Op::Sub | Op::Mul => {
             let (V::Int(a), V::Int(b)) = (l, r) else {
                 panic!("{l:?} {op:?} {r:?}")

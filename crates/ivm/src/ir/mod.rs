@@ -94,6 +94,10 @@ pub enum Op {
     Or,
     /// `IS NOT DISTINCT FROM`: equality with NULLs equal.
     Same,
+    /// `<<`, `|` and `||`, which assemble a wide key from two hashes (see `plan::row_key`).
+    ShiftLeft,
+    BitOr,
+    Concat,
 }
 
 /// A column of the relation aliased `rel`.
@@ -397,6 +401,9 @@ fn binary(op: Op) -> BinaryOperator {
         Op::NotEq => BinaryOperator::NotEq,
         Op::And => BinaryOperator::And,
         Op::Or => BinaryOperator::Or,
+        Op::ShiftLeft => BinaryOperator::PGBitwiseShiftLeft,
+        Op::BitOr => BinaryOperator::BitwiseOr,
+        Op::Concat => BinaryOperator::StringConcat,
         Op::Same => unreachable!("IS NOT DISTINCT FROM has its own node"),
     }
 }

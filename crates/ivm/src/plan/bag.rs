@@ -1,8 +1,11 @@
 //! Bag and DISTINCT views: storage (c1..cn, _mv_count), one row per distinct row with its
 //! multiplicity. A change is consolidated per row (its net count), merged into the counts, and
 //! rows whose count reaches 0 are deleted; a DISTINCT view shows each row with a count > 0 once.
+//! Storage and change rows end with the row's key `_mv_h` (see `row_key`) where the plan has
+//! one; merges find rows by it.
 
 use super::aggregate::named;
+use super::row_key::{row_key, KEY};
 use super::{positional, rel_cur, rel_delta, storage, work, Plan, Rel};
 use crate::ir::{self, Action, Expr, From, GroupBy, Item, Name, Op, Query, Select, Stmt, When};
 
@@ -32,7 +35,28 @@ pub fn bag_state_sql(plan: &Plan, rel: &Rel) -> Query {
         vec![From::query(rel_cur(&plan.sources, rel), "_mv_i")],
     );
     s.group_by = by_position(plan.types.len());
-    Query::select(s)
+    keyed(plan, Query::select(s))
+}
+
+/// `rows` (c1..cn, _mv_count) with the row's key after them, when the plan keys its rows.
+fn keyed(plan: &Plan, rows: Query) -> Query {
+    if !plan.row_key {
+        return rows;
+    }
+    let cols = positional(plan.columns.len());
+    let items = vec![
+        Item::StarOf("_mv_k".into()),
+        Item::named(row_key(Some("_mv_k"), &cols, &plan.types), KEY),
+    ];
+    Query::select(Select::new(items, vec![From::query(rows, "_mv_k")]))
+}
+
+/// How storage rows `_mv_s` and change rows `_mv_d` are matched: by key, or by every column.
+fn same_row(plan: &Plan) -> Expr {
+    if plan.row_key {
+        return ir::col("_mv_s", KEY).eq(ir::col("_mv_d", KEY));
+    }
+    ir::same_cols("_mv_s", "_mv_d", &positional(plan.columns.len()))
 }
 
 /// The consolidated change: one row per distinct changed row with its net count, zeros dropped.
@@ -44,7 +68,7 @@ pub fn bag_delta_sql(plan: &Plan, rel: &Rel, changed: &[bool]) -> Option<Query> 
     let mut s = Select::new(cols, vec![From::query(d, "_mv_d")]);
     s.group_by = by_position(plan.types.len());
     s.having = vec![net().bin(Op::NotEq, Expr::Int(0))];
-    Some(Query::select(s))
+    Some(keyed(plan, Query::select(s)))
 }
 
 /// `_mv_s._mv_count + _mv_d._mv_count`: a row's count after the change.
@@ -58,11 +82,14 @@ pub fn bag_merge_sql(plan: &Plan, source: From) -> Stmt {
     let cols = positional(plan.columns.len());
     let mut values: Vec<Expr> = cols.iter().map(|c| ir::col("_mv_d", c.clone())).collect();
     values.push(ir::col("_mv_d", "_mv_count"));
+    if plan.row_key {
+        values.push(ir::col("_mv_d", KEY));
+    }
     Stmt::Merge {
         into: Name::of(&storage(plan.id)),
         alias: "_mv_s".into(),
         using: source,
-        on: ir::same_cols("_mv_s", "_mv_d", &cols),
+        on: same_row(plan),
         whens: vec![
             When {
                 matched: true,
@@ -99,7 +126,7 @@ pub fn distinct_transitions_sql(plan: &Plan) -> Query {
     let from = named(&work(plan.id), "_mv_d").join(
         ir::JoinKind::Left,
         named(&storage(plan.id), "_mv_s"),
-        ir::same_cols("_mv_s", "_mv_d", &cols),
+        same_row(plan),
     );
     let appears = stored.and(ir::col("_mv_d", "_mv_count").bin(Op::Gt, Expr::Int(0)));
     let vanishes = count_after().bin(Op::LtEq, Expr::Int(0));
