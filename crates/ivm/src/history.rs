@@ -8,7 +8,15 @@
 //! changes: between its smallest and up to [`EXTRAPOLATE`] times its largest sample, and only
 //! from samples of at least two sizes (one sample cannot tell the fixed part from the part per
 //! row, and a fixed cost scaled as if it were per row would send every larger change to a full
-//! refresh). Elsewhere the caller falls back to its rule of thumb.
+//! refresh).
+//!
+//! Where the fit is not trusted (one change size seen, as when the same batch recurs), the
+//! samples still bound the cost, for any `a + b·p` with `a, b ≥ 0`: a refresh of `s` rows that
+//! took `t` says a refresh of `p` rows takes at least `t·min(1, p/s)` and at most
+//! `t·max(1, p/s)`. When two samples put the lower bound above the last full refresh, `auto`
+//! recomputes; when two put the upper bound below it, it stays incremental (two, so that one
+//! refresh slowed by a checkpoint decides nothing). Elsewhere the caller falls back to its rule
+//! of thumb.
 //!
 //! A view whose refreshes are cheap either way (under [`MATTERS_MS`]) is left to the rule of
 //! thumb too: a few milliseconds are not worth giving up the incremental path for, and views
@@ -88,10 +96,58 @@ impl History {
         Some((fixed + slope * p, s.len()))
     }
 
+    /// What the samples say `pending` rows cost at least and at most, each the bound that
+    /// two samples agree on; None with fewer than two samples.
+    fn bounds(&self, pending: u64) -> Option<(f64, f64)> {
+        if self.incremental.len() < 2 {
+            return None;
+        }
+        let p = pending as f64;
+        let ratio = |s: u64| p / (s.max(1) as f64);
+        let mut lower: Vec<f64> = self
+            .incremental
+            .iter()
+            .map(|(s, t)| t * ratio(*s).min(1.0))
+            .collect();
+        let mut upper: Vec<f64> = self
+            .incremental
+            .iter()
+            .map(|(s, t)| t * ratio(*s).max(1.0))
+            .collect();
+        lower.sort_by(|a, b| b.total_cmp(a));
+        upper.sort_by(|a, b| a.total_cmp(b));
+        Some((lower[1], upper[1]))
+    }
+
+    /// [`History::verdict`] from [`History::bounds`], where the fit is not trusted.
+    fn bounded_verdict(&self, pending: u64, full: f64) -> Verdict {
+        let Some((at_least, at_most)) = self.bounds(pending) else {
+            return Verdict::Unknown;
+        };
+        let n = self.incremental.len();
+        let rows = pending_rows(pending);
+        if at_least > full && at_least >= MATTERS_MS {
+            Verdict::Full(format!(
+                "{rows}: the last {n} incremental refreshes put it at {at_least:.1} ms or \
+                 more, the last full refresh took {full:.1} ms"
+            ))
+        } else if at_most < full && full >= MATTERS_MS {
+            Verdict::Incremental(format!(
+                "{rows}: the last {n} incremental refreshes put it at {at_most:.1} ms or \
+                 less, the last full refresh took {full:.1} ms"
+            ))
+        } else {
+            Verdict::Unknown
+        }
+    }
+
     /// Full or incremental for `pending` rows, with the reason `duckmv.views` shows.
     pub fn verdict(&self, pending: u64) -> Verdict {
-        let (Some((inc, n)), Some(full)) = (self.estimate(pending), self.full_ms) else {
+        let Some(full) = self.full_ms else {
             return Verdict::Unknown;
+        };
+        let Some((inc, n)) = self.estimate(pending) else {
+            return self.bounded_verdict(pending, full);
         };
         if inc.max(full) < MATTERS_MS {
             return Verdict::Unknown;
@@ -159,6 +215,30 @@ mod tests {
             Verdict::Incremental(why) => assert!(why.contains("60000 pending rows"), "{why}"),
             v => panic!("{v:?}"),
         }
+    }
+
+    /// The same batch size again and again (no fit): two refreshes slower than the full one
+    /// send the next of that size or larger to a full refresh, not a smaller one they do not
+    /// bound; two fast ones keep it incremental; one slow refresh decides nothing.
+    #[test]
+    fn one_change_size_bounds_the_cost() {
+        let slow = with(&[(6500, 76.0), (6400, 62.0)], Some(54.0));
+        assert_eq!(slow.estimate(6500), None);
+        match slow.verdict(6450) {
+            Verdict::Full(why) => assert!(why.contains("6450 pending rows"), "{why}"),
+            v => panic!("{v:?}"),
+        }
+        assert_eq!(slow.verdict(3000), Verdict::Unknown);
+        let fast = with(&[(6500, 20.0), (6400, 22.0)], Some(54.0));
+        assert!(matches!(fast.verdict(6500), Verdict::Incremental(_)));
+        assert!(matches!(fast.verdict(13_000), Verdict::Incremental(_)));
+        assert_eq!(fast.verdict(26_000), Verdict::Unknown);
+        let hiccup = with(&[(6500, 200.0), (6400, 40.0)], Some(54.0));
+        assert_eq!(hiccup.verdict(6500), Verdict::Unknown);
+        assert_eq!(
+            with(&[(6500, 200.0)], Some(54.0)).verdict(6500),
+            Verdict::Unknown
+        );
     }
 
     #[test]
