@@ -293,39 +293,48 @@ fn refresh_probed(
 /// One query: whether the view (this id, this name) exists in this transaction, whether it is
 /// populated, how many delta rows each source has, and which views read it — the whole cost of
 /// a refresh with nothing to do. None when the view is not there.
+///
+/// A UNION ALL of one row per source, tagged with its position: written as one scalar
+/// subquery per source, DuckDB plans the cross product of them all, which for the six sources
+/// of TPC-H Q5 took 20–22 ms against 5 ms for this form.
 fn probe(db: &mut dyn Sql, view: &ViewRow) -> Result<Option<Pending>, IvmError> {
-    let mut cols = vec!["populated".to_string()];
-    for s in &view.plan.sources {
-        cols.push(match (&s.delta, &s.log) {
-            (Some(d), Some(log)) => capture::pending_count_sql(d, log),
-            (Some(d), None) => format!("(SELECT count(*) FROM {d})"),
-            (None, _) => "0".to_string(),
-        });
-    }
-    cols.push(format!(
-        "(SELECT log_table FROM _duckmv.change_logs WHERE source_view_id = {})",
-        view.id
-    ));
-    let sql = format!(
-        "SELECT {} FROM _duckmv.views WHERE id = {} AND name = {} AND schema = {}",
-        cols.join(", "),
+    let mut parts = vec![format!(
+        "SELECT -1 AS _mv_i, CAST(populated AS BIGINT) AS _mv_n, \
+         (SELECT log_table FROM _duckmv.change_logs WHERE source_view_id = {}) AS _mv_log \
+         FROM _duckmv.views WHERE id = {} AND name = {} AND schema = {}",
+        view.id,
         view.id,
         lit(&view.name),
         lit(&view.schema)
-    );
-    let rows = db.query_hot(&sql, &[])?;
-    let Some(row) = rows.into_iter().next() else {
-        return Ok(None);
+    )];
+    for (i, s) in view.plan.sources.iter().enumerate() {
+        let count = match (&s.delta, &s.log) {
+            (Some(d), Some(log)) => capture::pending_count_sql(d, log),
+            (Some(d), None) => format!("SELECT count(*) FROM {d}"),
+            (None, _) => continue,
+        };
+        parts.push(format!("SELECT {i}, ({count}), NULL"));
+    }
+    let rows = db.query_hot(&parts.join(" UNION ALL "), &[])?;
+    let mut pending = Pending {
+        populated: false,
+        downstream: None,
+        rows: vec![0; view.plan.sources.len()],
     };
-    let n = view.plan.sources.len();
-    Ok(Some(Pending {
-        populated: row[0].as_deref() == Some("true"),
-        downstream: row[n + 1].clone(),
-        rows: row[1..=n]
-            .iter()
-            .map(|v| v.as_deref().and_then(|v| v.parse().ok()).unwrap_or(0))
-            .collect(),
-    }))
+    let mut found = false;
+    for row in rows {
+        let number = |i: usize| row[i].as_deref().and_then(|v| v.parse::<i64>().ok());
+        match number(0) {
+            Some(-1) => {
+                found = true;
+                pending.populated = number(1) == Some(1);
+                pending.downstream = row[2].clone();
+            }
+            Some(i) => pending.rows[i as usize] = number(1).unwrap_or(0).max(0) as u64,
+            None => {}
+        }
+    }
+    Ok(found.then_some(pending))
 }
 
 /// Rows of each changed source (what a recompute would read). Only a cost estimate: sizes
