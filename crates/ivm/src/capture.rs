@@ -422,28 +422,29 @@ pub fn advance(db: &mut dyn Sql, plan: &Plan, which: &[bool]) -> Result<(), IvmE
 
 /// The statement of [`advance`], None when no flagged source has a log: one UPDATE for all
 /// the sources, each reader moved to the end of its own log. Every statement costs DuckDB most
-/// of a millisecond however little it does, so a view over n tables saves n − 1 of them.
+/// of a millisecond however little it does, so a view over n tables saves n − 1 of them. The
+/// ends are a UNION ALL joined by reader: as one scalar subquery per reader in a CASE, DuckDB
+/// planned their cross product (8–11 ms for six readers by hand, against 4 ms).
 pub fn advance_sql(plan: &Plan, which: &[bool]) -> Option<String> {
-    let mut readers = Vec::new();
-    let mut ends = Vec::new();
-    for (s, w) in plan.sources.iter().zip(which) {
-        let (Some(delta), Some(log), true) = (&s.delta, &s.log, *w) else {
-            continue;
-        };
-        ends.push(format!(
-            "WHEN {} THEN (SELECT max(_mv_pos) FROM {log})",
-            lit(delta)
-        ));
-        readers.push(lit(delta));
-    }
-    if readers.is_empty() {
+    let ends: Vec<String> = plan
+        .sources
+        .iter()
+        .zip(which)
+        .filter_map(|(s, w)| match (&s.delta, &s.log, *w) {
+            (Some(delta), Some(log), true) => Some(format!(
+                "SELECT {} AS reader, max(_mv_pos) AS pos FROM {log}",
+                lit(delta)
+            )),
+            _ => None,
+        })
+        .collect();
+    if ends.is_empty() {
         return None;
     }
     Some(format!(
-        "UPDATE _duckmv.log_readers SET consumed = greatest(consumed, \
-         coalesce(CASE reader {} END, consumed)) WHERE reader IN ({})",
-        ends.join(" "),
-        readers.join(", ")
+        "UPDATE _duckmv.log_readers SET consumed = greatest(consumed, coalesce(_mv_e.pos, \
+         consumed)) FROM ({}) AS _mv_e WHERE _duckmv.log_readers.reader = _mv_e.reader",
+        ends.join(" UNION ALL ")
     ))
 }
 

@@ -634,7 +634,7 @@ mod tests {
         assert_eq!(
             advance
                 .unwrap()
-                .matches(" THEN (SELECT max(_mv_pos)")
+                .matches(" max(_mv_pos) AS pos FROM ")
                 .count(),
             2
         );
