@@ -30,7 +30,7 @@ pub use output::{output_sql, output_view_sql, unpopulated_sql, user_view_sql};
 pub use recursive::{
     absorb_sql, deleted_sql, derive_sql, rec_change, rec_table, refill_sql, Recursion,
 };
-pub use row_key::{fingerprint_sql, keyable, row_key, KEY};
+pub use row_key::{fingerprint_sql, keyable, row_key, INTEGERS, KEY};
 pub use windowed::{
     windowed_clear_sql, windowed_fill_sql, windowed_state_sql, windowed_touched_rel,
     windowed_touched_sql, windowed_work_shape_sql,

@@ -7,7 +7,7 @@
 
 use super::plan::{self, Body};
 use super::text::lit;
-use super::{catalog, IvmError, Sql};
+use super::{IvmError, Sql};
 
 const NAME: &str = "hash fingerprint";
 
@@ -27,15 +27,12 @@ pub fn run(db: &mut dyn Sql) -> Result<Vec<String>, IvmError> {
     }
     let mut rekeyed = Vec::new();
     if stored.is_some() {
-        for id in ids(db)? {
-            let Some(view) = catalog::find_view_by_id(db, id)? else {
-                continue;
-            };
+        for view in super::upgrade::views_in_id_order(db)? {
             if view.plan.row_key && matches!(view.plan.body, Body::Bag { .. }) {
                 let cols = plan::positional(view.plan.columns.len());
                 db.exec(&format!(
                     "UPDATE {} SET {} = {}",
-                    plan::storage(id),
+                    plan::storage(view.id),
                     plan::KEY,
                     plan::row_key(None, &cols, &view.plan.types)
                 ))?;
@@ -61,12 +58,4 @@ fn first(db: &mut dyn Sql, sql: &str) -> Result<Option<String>, IvmError> {
         .into_iter()
         .next()
         .and_then(|r| r.into_iter().next().flatten()))
-}
-
-fn ids(db: &mut dyn Sql) -> Result<Vec<i64>, IvmError> {
-    Ok(db
-        .query("SELECT id FROM _duckmv.views ORDER BY id")?
-        .into_iter()
-        .filter_map(|r| r.into_iter().next().flatten()?.parse().ok())
-        .collect())
 }

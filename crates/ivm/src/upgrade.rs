@@ -89,7 +89,7 @@ fn names(db: &mut dyn Sql, sql: &str) -> Result<Vec<String>, IvmError> {
 }
 
 /// Every view, upstream before downstream (a view is created after the views it reads).
-fn views_in_id_order(db: &mut dyn Sql) -> Result<Vec<ViewRow>, IvmError> {
+pub(crate) fn views_in_id_order(db: &mut dyn Sql) -> Result<Vec<ViewRow>, IvmError> {
     let mut out = Vec::new();
     for id in names(db, "SELECT id FROM _duckmv.views ORDER BY id")? {
         if let Some(view) = id

@@ -299,18 +299,6 @@ fn floating(ty: &str) -> bool {
     ty.starts_with("FLOAT") || ty.starts_with("DOUBLE") || ty.starts_with("REAL")
 }
 
-/// Integer types whose values and squares fit HUGEINT.
-const WIDENED: [&str; 8] = [
-    "TINYINT",
-    "SMALLINT",
-    "INTEGER",
-    "BIGINT",
-    "UTINYINT",
-    "USMALLINT",
-    "UINTEGER",
-    "UBIGINT",
-];
-
 /// Whether every column `e` reads is one of the block's `visible` (quoted alias, columns) and
 /// it holds no subquery (select-list tests are placeholders): only then can DuckDB type it
 /// over the block's FROM alone (a failed statement would end the writer's transaction).
@@ -453,7 +441,8 @@ impl StateRewriter<'_, '_> {
             return Some(arg);
         }
         match ty.map(String::as_str) {
-            Some(t) if WIDENED.contains(&t) => {
+            // Integers up to 64 bits: their values and squares fit HUGEINT.
+            Some(t) if crate::plan::INTEGERS.contains(&t) => {
                 Some(arg.map(|a| ir::user(&a).cast("HUGEINT").to_ast()))
             }
             Some(t) if t.starts_with("DECIMAL") => Some(arg),

@@ -25,31 +25,38 @@ use crate::ir::{self, Expr, Op};
 /// The key column of a bag view's storage and of its consolidated change.
 pub const KEY: &str = "_mv_h";
 
+/// DuckDB's integer types of up to 64 bits.
+pub const INTEGERS: [&str; 8] = [
+    "TINYINT",
+    "SMALLINT",
+    "INTEGER",
+    "BIGINT",
+    "UTINYINT",
+    "USMALLINT",
+    "UINTEGER",
+    "UBIGINT",
+];
+
+/// Other types whose DuckDB hash is a bijection, or equal exactly for equal values.
+const EXACT: [&str; 10] = [
+    "BOOLEAN",
+    "DATE",
+    "TIME",
+    "TIMESTAMP",
+    "TIMESTAMP_S",
+    "TIMESTAMP_MS",
+    "TIMESTAMP_NS",
+    "TIMESTAMP WITH TIME ZONE",
+    "DOUBLE",
+    "FLOAT",
+];
+
 /// Whether rows of these column types (as DuckDB names them) can be found by the key.
 pub fn keyable(types: &[String]) -> bool {
     types.iter().all(|t| {
         let t = t.to_ascii_uppercase();
-        const EXACT: [&str; 18] = [
-            "BOOLEAN",
-            "TINYINT",
-            "SMALLINT",
-            "INTEGER",
-            "BIGINT",
-            "UTINYINT",
-            "USMALLINT",
-            "UINTEGER",
-            "UBIGINT",
-            "DATE",
-            "TIME",
-            "TIMESTAMP",
-            "TIMESTAMP_S",
-            "TIMESTAMP_MS",
-            "TIMESTAMP_NS",
-            "TIMESTAMP WITH TIME ZONE",
-            "DOUBLE",
-            "FLOAT",
-        ];
-        EXACT.contains(&t.as_str()) || t == "VARCHAR" || short_decimal(&t)
+        let t = t.as_str();
+        INTEGERS.contains(&t) || EXACT.contains(&t) || t == "VARCHAR" || short_decimal(t)
     })
 }
 
