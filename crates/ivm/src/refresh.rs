@@ -222,13 +222,16 @@ fn decide(
             pending_rows(total)
         )));
     }
-    let base = base_rows(db, cache, &view.plan, &changed)?;
-    let sizes = format!(
+    let (base, kept) = base_rows(db, cache, &view.plan, &changed)?;
+    let mut sizes = format!(
         "{} against {}",
         pending_rows(total),
         base.iter().sum::<u64>()
     );
-    if mode::prefer_full(&view.plan, &delta, &base) {
+    if let Some(k) = kept {
+        sizes.push_str(&format!(", {k} kept"));
+    }
+    if mode::prefer_full(&view.plan, &delta, &base, kept) {
         let why = format!("auto: the change is large next to its tables ({sizes})");
         return Ok(recompute(true, &why));
     }
@@ -337,40 +340,52 @@ fn probe(db: &mut dyn Sql, view: &ViewRow) -> Result<Option<Pending>, IvmError> 
     Ok(found.then_some(pending))
 }
 
-/// Rows of each changed source (what a recompute would read). Only a cost estimate: sizes
-/// counted by a recent refresh are reused, which saves a statement per large refresh.
+/// Rows of each changed source (what a recompute would read), and for a keyed bag view the
+/// rows its storage keeps (what a recompute would group again). Only a cost estimate: sizes
+/// counted by a recent refresh are reused, which saves a statement per large refresh. One
+/// UNION ALL branch per relation, as [`probe`] has, for the same reason.
 fn base_rows(
     db: &mut dyn Sql,
     cache: Option<&ViewCache>,
     plan: &Plan,
     changed: &[bool],
-) -> Result<Vec<u64>, IvmError> {
-    let rels: Vec<&str> = plan
+) -> Result<(Vec<u64>, Option<u64>), IvmError> {
+    let storage = plan::storage(plan.id);
+    let keyed = mode::keyed_bag(plan);
+    let mut rels: Vec<&str> = plan
         .sources
         .iter()
         .zip(changed)
         .filter(|(_, c)| **c)
         .map(|(s, _)| s.relation.as_str())
         .collect();
-    if let Some(sizes) = cache.and_then(|c| c.sizes(&rels)) {
-        return Ok(sizes);
+    if keyed {
+        rels.push(&storage);
     }
-    let counts: Vec<String> = rels
-        .iter()
-        .map(|r| format!("(SELECT count(*) FROM {r})"))
-        .collect();
-    let rows = db.query_hot(&format!("SELECT {}", counts.join(", ")), &[])?;
-    let sizes: Vec<u64> = rows
-        .into_iter()
-        .next()
-        .unwrap_or_default()
-        .iter()
-        .map(|v| v.as_deref().and_then(|v| v.parse().ok()).unwrap_or(0))
-        .collect();
-    if let Some(c) = cache {
-        c.note_sizes(&rels, &sizes);
-    }
-    Ok(sizes)
+    let mut sizes = match cache.and_then(|c| c.sizes(&rels)) {
+        Some(sizes) => sizes,
+        None => {
+            let counts: Vec<String> = rels
+                .iter()
+                .enumerate()
+                .map(|(i, r)| format!("SELECT {i} AS _mv_i, count(*) AS _mv_n FROM {r}"))
+                .collect();
+            let rows = db.query_hot(&counts.join(" UNION ALL "), &[])?;
+            let mut sizes = vec![0; rels.len()];
+            for row in rows {
+                let number = |i: usize| row[i].as_deref().and_then(|v| v.parse::<u64>().ok());
+                if let (Some(i), Some(n)) = (number(0), number(1)) {
+                    sizes[i as usize] = n;
+                }
+            }
+            if let Some(c) = cache {
+                c.note_sizes(&rels, &sizes);
+            }
+            sizes
+        }
+    };
+    let kept = if keyed { sizes.pop() } else { None };
+    Ok((sizes, kept))
 }
 
 /// A refresh's outcome with how long its program took.
