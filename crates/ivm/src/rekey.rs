@@ -5,7 +5,7 @@
 //! it stored; when they differ, every keyed storage has its keys computed again. The new
 //! fingerprint is written last, so a start that stops halfway does it all again.
 
-use super::plan::{self, Body};
+use super::plan;
 use super::text::lit;
 use super::{IvmError, Sql};
 
@@ -28,7 +28,7 @@ pub fn run(db: &mut dyn Sql) -> Result<Vec<String>, IvmError> {
     let mut rekeyed = Vec::new();
     if stored.is_some() {
         for view in super::upgrade::views_in_id_order(db)? {
-            if view.plan.row_key && matches!(view.plan.body, Body::Bag { .. }) {
+            if super::mode::keyed_bag(&view.plan) {
                 let cols = plan::positional(view.plan.columns.len());
                 db.exec(&format!(
                     "UPDATE {} SET {} = {}",
