@@ -371,8 +371,8 @@ fn pending_from(delta: &str, log: &str) -> String {
     )
 }
 
-/// A scalar subquery counting reader `delta`'s pending log rows before consolidation: what a
-/// refresh would read, at the cost of a count (no grouping).
+/// A query counting reader `delta`'s pending log rows before consolidation: what a refresh
+/// would read, at the cost of a count (no grouping).
 pub fn pending_count_sql(delta: &str, log: &str) -> String {
     format!("SELECT count(*) FROM {}", pending_from(delta, log))
 }

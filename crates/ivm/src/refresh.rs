@@ -319,25 +319,29 @@ fn probe(db: &mut dyn Sql, view: &ViewRow) -> Result<Option<Pending>, IvmError> 
         parts.push(format!("SELECT {i}, ({count}), NULL"));
     }
     let rows = db.query_hot(&parts.join(" UNION ALL "), &[])?;
-    let mut pending = Pending {
-        populated: false,
-        downstream: None,
-        rows: vec![0; view.plan.sources.len()],
+    let Some(view_row) = rows.iter().find(|r| r[0].as_deref() == Some("-1")) else {
+        return Ok(None);
     };
-    let mut found = false;
+    Ok(Some(Pending {
+        populated: view_row[1].as_deref() == Some("1"),
+        downstream: view_row[2].clone(),
+        rows: tagged_counts(&rows, view.plan.sources.len()),
+    }))
+}
+
+/// The counts of rows `(tag, count, …)` from a UNION ALL of branches tagged 0..n, by tag;
+/// rows with other tags (the probe's −1) are left out.
+fn tagged_counts(rows: &[Vec<Option<String>>], n: usize) -> Vec<u64> {
+    let mut counts = vec![0; n];
     for row in rows {
-        let number = |i: usize| row[i].as_deref().and_then(|v| v.parse::<i64>().ok());
-        match number(0) {
-            Some(-1) => {
-                found = true;
-                pending.populated = number(1) == Some(1);
-                pending.downstream = row[2].clone();
+        let number = |i: usize| row[i].as_deref().and_then(|v| v.parse::<u64>().ok());
+        if let (Some(i), Some(c)) = (number(0), number(1)) {
+            if let Some(slot) = counts.get_mut(i as usize) {
+                *slot = c;
             }
-            Some(i) => pending.rows[i as usize] = number(1).unwrap_or(0).max(0) as u64,
-            None => {}
         }
     }
-    Ok(found.then_some(pending))
+    counts
 }
 
 /// Rows of each changed source (what a recompute would read), and for a keyed bag view the
@@ -371,13 +375,7 @@ fn base_rows(
                 .map(|(i, r)| format!("SELECT {i} AS _mv_i, count(*) AS _mv_n FROM {r}"))
                 .collect();
             let rows = db.query_hot(&counts.join(" UNION ALL "), &[])?;
-            let mut sizes = vec![0; rels.len()];
-            for row in rows {
-                let number = |i: usize| row[i].as_deref().and_then(|v| v.parse::<u64>().ok());
-                if let (Some(i), Some(n)) = (number(0), number(1)) {
-                    sizes[i as usize] = n;
-                }
-            }
+            let sizes = tagged_counts(&rows, rels.len());
             if let Some(c) = cache {
                 c.note_sizes(&rels, &sizes);
             }

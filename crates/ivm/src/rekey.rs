@@ -7,6 +7,7 @@
 
 use super::plan;
 use super::text::lit;
+use super::upgrade::{names, views_in_id_order};
 use super::{IvmError, Sql};
 
 const NAME: &str = "hash fingerprint";
@@ -14,6 +15,9 @@ const NAME: &str = "hash fingerprint";
 /// Recomputes the keys of every keyed storage when `hash` changed since they were written;
 /// returns the names of the views whose keys it recomputed.
 pub fn run(db: &mut dyn Sql) -> Result<Vec<String>, IvmError> {
+    let first = |db: &mut dyn Sql, sql: &str| -> Result<Option<String>, IvmError> {
+        Ok(names(db, sql)?.into_iter().next())
+    };
     let now = first(db, plan::fingerprint_sql())?;
     let stored = first(
         db,
@@ -27,7 +31,7 @@ pub fn run(db: &mut dyn Sql) -> Result<Vec<String>, IvmError> {
     }
     let mut rekeyed = Vec::new();
     if stored.is_some() {
-        for view in super::upgrade::views_in_id_order(db)? {
+        for view in views_in_id_order(db)? {
             if super::mode::keyed_bag(&view.plan) {
                 let cols = plan::positional(view.plan.columns.len());
                 db.exec(&format!(
@@ -50,12 +54,4 @@ pub fn run(db: &mut dyn Sql) -> Result<Vec<String>, IvmError> {
         lit(now.as_deref().unwrap_or_default())
     ))?;
     Ok(rekeyed)
-}
-
-fn first(db: &mut dyn Sql, sql: &str) -> Result<Option<String>, IvmError> {
-    Ok(db
-        .query(sql)?
-        .into_iter()
-        .next()
-        .and_then(|r| r.into_iter().next().flatten()))
 }

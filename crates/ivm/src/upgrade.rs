@@ -80,7 +80,7 @@ fn redefine_delta_views(db: &mut dyn Sql) -> Result<(), IvmError> {
 }
 
 /// The first column of `sql`'s rows, NULLs left out.
-fn names(db: &mut dyn Sql, sql: &str) -> Result<Vec<String>, IvmError> {
+pub(crate) fn names(db: &mut dyn Sql, sql: &str) -> Result<Vec<String>, IvmError> {
     Ok(db
         .query(sql)?
         .into_iter()
