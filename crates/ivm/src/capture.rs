@@ -333,10 +333,11 @@ pub fn delta_view_sql(plan: &Plan, create: &str, source: &Source) -> Option<Stri
 /// own GROUP BY, so cancelling rows cost it nothing and consolidating first would group the
 /// change twice (about 3 ms for 8,000 log rows here). Joins, existence tests, outer joins and
 /// MIN/MAX would carry cancelling rows through lookups, or rescan a group for a deleted
-/// extreme that came back; a recursive query is maintained only for changes that delete nothing.
+/// extreme that came back; a recursive query over-deletes what a lost row derived.
 pub fn consolidates(plan: &Plan) -> bool {
     if plan.recursion.is_some() {
-        // A row inserted and deleted again must not look like a delete, which recomputes.
+        // A row inserted and deleted again must not look like a delete, which over-deletes
+        // and derives again.
         return true;
     }
     let lone = |b: &Block| {

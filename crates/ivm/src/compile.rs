@@ -114,8 +114,8 @@ pub fn compile(
             let mut strategy = format!("incremental: {}", an.describe(&body));
             if an.recursion.is_some() {
                 strategy.push_str(
-                    "; the recursive query adds the rows inserts derive (semi-naive) and is \
-                     recomputed after a delete or update of a table it reads",
+                    "; the recursive query adds the rows inserts derive (semi-naive) and takes \
+                     out those deletes leave without a derivation",
                 );
             }
             let sources = an.sources;

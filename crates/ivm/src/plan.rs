@@ -14,6 +14,7 @@ mod by_value;
 mod kept;
 mod output;
 mod recursive;
+mod rederive;
 mod row_key;
 mod windowed;
 
@@ -30,6 +31,7 @@ pub use output::{output_sql, output_view_sql, unpopulated_sql, user_view_sql};
 pub use recursive::{
     absorb_sql, deleted_sql, derive_sql, rec_change, rec_table, refill_sql, Recursion,
 };
+pub use rederive::{overdelete_sql, remove_copies_sql, remove_sql};
 pub use row_key::{fingerprint_sql, keyable, row_key, INTEGERS, KEY};
 pub use windowed::{
     windowed_clear_sql, windowed_fill_sql, windowed_state_sql, windowed_touched_rel,

@@ -48,12 +48,12 @@ fn run(what: &'static str, stmt: impl std::fmt::Display, counted: bool) -> Step 
     }
 }
 
-/// The incremental refresh for the sources flagged in `changed`; `downstream` is the log of
-/// views that read this one.
-pub fn incremental(plan: &Plan, changed: &[bool], downstream: Option<&str>) -> Program {
+/// The incremental refresh for the sources flagged in `changed`; `lost`: a table the view's
+/// recursive query reads lost rows; `downstream` is the log of views that read this one.
+pub fn incremental(plan: &Plan, changed: &[bool], lost: bool, downstream: Option<&str>) -> Program {
     if plan.limit.is_some() {
         if let Some(d) = downstream {
-            return top_rows_fed(plan, changed, d);
+            return top_rows_fed(plan, changed, lost, d);
         }
     }
     let (body, uses_work) = match &plan.body {
@@ -62,7 +62,7 @@ pub fn incremental(plan: &Plan, changed: &[bool], downstream: Option<&str>) -> P
         Body::Windowed(w) => windowed(plan, w, changed, downstream),
         Body::Full { .. } => return recompute(plan, true, downstream),
     };
-    let mut steps = recursion_gain(plan, changed);
+    let mut steps = recursion_change(plan, changed, lost);
     let gained = !steps.is_empty();
     steps.extend(body);
     if gained {
@@ -81,27 +81,43 @@ pub fn incremental(plan: &Plan, changed: &[bool], downstream: Option<&str>) -> P
 }
 
 /// For a view over a recursive query whose tables changed: the steps finding the rows the
-/// recursive query gains and adding them to its rows, before the view reads them as their
-/// source's change (see `plan::recursive`).
-fn recursion_gain(plan: &Plan, changed: &[bool]) -> Vec<Step> {
+/// recursive query gains and loses and applying them to its rows, before the view reads them
+/// as their source's change (see `plan::recursive` and `plan::rederive`).
+fn recursion_change(plan: &Plan, changed: &[bool], lost: bool) -> Vec<Step> {
     let Some(r) = plan.recursion.as_ref().filter(|r| changed[r.source]) else {
         return Vec::new();
     };
-    let Some(derive) = plan::derive_sql(plan, r, changed) else {
-        return Vec::new();
+    let mut steps = Vec::new();
+    if lost && !r.all {
+        if let Some(over) = plan::overdelete_sql(plan, r, changed) {
+            let what = "find the rows of the recursive query derived from lost rows";
+            steps.push(run(what, over, false));
+            let what = "take them out of the recursive query's rows";
+            steps.push(run(what, plan::remove_sql(plan, r), false));
+        }
+    }
+    let Some(derive) = plan::derive_sql(plan, r, changed, lost) else {
+        return steps;
     };
-    vec![
-        run(
-            "derive the rows the recursive query gains from the inserted rows",
-            derive,
-            false,
-        ),
-        run(
-            "add them to the recursive query's rows",
-            plan::absorb_sql(plan, r),
-            false,
-        ),
-    ]
+    let what = if lost && !r.all {
+        "derive the rows the recursive query gains, and those taken out that still hold"
+    } else if lost {
+        "derive the derivations the recursive query gains (+) and loses (-)"
+    } else {
+        "derive the rows the recursive query gains from the inserted rows"
+    };
+    steps.push(run(what, derive, false));
+    if lost && r.all {
+        let what = "take a copy out of its rows per derivation lost";
+        steps.push(run(what, plan::remove_copies_sql(plan, r), false));
+    }
+    let absorb = plan::absorb_sql(plan, r);
+    steps.push(run(
+        "add the gain to the recursive query's rows",
+        absorb,
+        false,
+    ));
+    steps
 }
 
 fn bag(
@@ -289,8 +305,8 @@ fn flagged(work: Name) -> Query {
 /// A top-k view with views downstream: they read its top rows, not the whole result the
 /// storage keeps, so they get the top rows before the refresh with −1 and after it with +1
 /// (k rows each way; what did not change cancels in their consolidation).
-fn top_rows_fed(plan: &Plan, changed: &[bool], downstream: &str) -> Program {
-    let mut inner = incremental(plan, changed, None);
+fn top_rows_fed(plan: &Plan, changed: &[bool], lost: bool, downstream: &str) -> Program {
+    let mut inner = incremental(plan, changed, lost, None);
     if inner.steps.is_empty() {
         return inner;
     }
@@ -456,8 +472,15 @@ pub fn lines(steps: &[Step], indent: usize, out: &mut Vec<String>) {
 /// Which program: incremental for a changed set, or a recompute.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Key {
-    Incremental(Vec<bool>),
-    Recompute { populated: bool },
+    /// The sources with pending changes, and whether a table the view's recursive query reads
+    /// lost rows.
+    Incremental {
+        changed: Vec<bool>,
+        lost: bool,
+    },
+    Recompute {
+        populated: bool,
+    },
 }
 
 /// A program's key with the log of the views downstream.
@@ -476,7 +499,7 @@ impl Programs {
             return p.clone();
         }
         let program = Arc::new(match &k.0 {
-            Key::Incremental(changed) => incremental(plan, changed, downstream),
+            Key::Incremental { changed, lost } => incremental(plan, changed, *lost, downstream),
             Key::Recompute { populated } => recompute(plan, *populated, downstream),
         });
         map.insert(k, program.clone());
@@ -528,7 +551,7 @@ mod tests {
     #[test]
     fn sums_without_downstream_views_are_one_merge() {
         let plan = view("SELECT g, sum(v) FROM t GROUP BY g", 2);
-        let p = incremental(&plan, &[true], None);
+        let p = incremental(&plan, &[true], false, None);
         assert_eq!(
             shape(&p.steps),
             ["merge the change per group into the storage", ADVANCE]
@@ -539,7 +562,7 @@ mod tests {
     #[test]
     fn count_if_is_combined_not_recomputed() {
         let plan = view("SELECT g, count_if(v > 1) FROM t GROUP BY g", 2);
-        let p = incremental(&plan, &[true], None);
+        let p = incremental(&plan, &[true], false, None);
         assert_eq!(
             shape(&p.steps),
             ["merge the change per group into the storage", ADVANCE]
@@ -552,7 +575,7 @@ mod tests {
             "SELECT g, count(DISTINCT v), sum(DISTINCT k), avg(DISTINCT v) FROM t GROUP BY g",
             4,
         );
-        let p = incremental(&plan, &[true], None);
+        let p = incremental(&plan, &[true], false, None);
         let values = "merge the change into the distinct values' counts";
         assert_eq!(
             shape(&p.steps),
@@ -580,7 +603,7 @@ mod tests {
     #[test]
     fn extremes_recompute_only_flagged_groups() {
         let plan = view("SELECT g, min(v) FROM t GROUP BY g", 2);
-        let p = incremental(&plan, &[true], None);
+        let p = incremental(&plan, &[true], false, None);
         let recompute = "recompute the flagged groups from the base data";
         assert_eq!(
             shape(&p.steps),
@@ -597,7 +620,7 @@ mod tests {
     #[test]
     fn downstream_views_get_the_change_and_only_changed_sources_advance() {
         let plan = view("SELECT t.k, u.w FROM t JOIN u ON t.k = u.k", 2);
-        let p = incremental(&plan, &[false, true], Some("_duckmv.log_7"));
+        let p = incremental(&plan, &[false, true], false, Some("_duckmv.log_7"));
         assert_eq!(
             shape(&p.steps),
             [
@@ -608,7 +631,7 @@ mod tests {
                 ADVANCE,
             ]
         );
-        let nothing = incremental(&plan, &[false, false], None);
+        let nothing = incremental(&plan, &[false, false], false, None);
         assert!(nothing.steps.is_empty(), "{nothing:?}");
     }
 
@@ -647,9 +670,30 @@ mod tests {
     fn programs_are_built_once_per_changed_set() {
         let plan = view("SELECT t.k, u.w FROM t JOIN u ON t.k = u.k", 2);
         let programs = Programs::default();
-        let a = programs.get(&plan, Key::Incremental(vec![true, false]), None);
-        let b = programs.get(&plan, Key::Incremental(vec![true, false]), None);
-        let c = programs.get(&plan, Key::Incremental(vec![true, true]), None);
+        let a = programs.get(
+            &plan,
+            Key::Incremental {
+                changed: vec![true, false],
+                lost: false,
+            },
+            None,
+        );
+        let b = programs.get(
+            &plan,
+            Key::Incremental {
+                changed: vec![true, false],
+                lost: false,
+            },
+            None,
+        );
+        let c = programs.get(
+            &plan,
+            Key::Incremental {
+                changed: vec![true, true],
+                lost: false,
+            },
+            None,
+        );
         assert!(Arc::ptr_eq(&a, &b));
         assert!(!Arc::ptr_eq(&a, &c));
         assert_ne!(a, c, "both sources changed: more join terms");

@@ -67,7 +67,7 @@ pub fn explain_named(
             view.programs
                 .get(plan, Key::Recompute { populated }, downstream)
         }
-        Decision::Incremental { changed, why } => {
+        Decision::Incremental { changed, lost, why } => {
             let pending: Vec<String> = plan
                 .sources
                 .iter()
@@ -84,7 +84,7 @@ pub fn explain_named(
                 pending.join(", ")
             ));
             view.programs
-                .get(plan, Key::Incremental(changed), downstream)
+                .get(plan, Key::Incremental { changed, lost }, downstream)
         }
     };
     program::lines(&program.steps, 2, &mut out);
@@ -149,18 +149,20 @@ pub fn refresh(db: &mut dyn Sql, view: &ViewRow, with_data: bool) -> Result<Outc
     )
 }
 
-/// Why a view over a recursive query recomputes: rows derived from a deleted row may be
-/// derived from others too, which only evaluating the query again tells.
-const RECURSIVE_LOSS: &str =
-    "a table the recursive query reads lost rows (deleted or updated), which only inserts are \
-     maintained for";
-
 /// What a refresh does, decided from what is pending.
 enum Decision {
     Unpopulate,
     Nothing,
-    Recompute { populated: bool, why: String },
-    Incremental { changed: Vec<bool>, why: String },
+    Recompute {
+        populated: bool,
+        why: String,
+    },
+    /// `lost`: a table the view's recursive query reads lost rows.
+    Incremental {
+        changed: Vec<bool>,
+        lost: bool,
+        why: String,
+    },
 }
 
 fn decide(
@@ -198,11 +200,10 @@ fn decide(
         .filter(|(_, c)| **c)
         .map(|(r, _)| *r)
         .collect();
-    let Some(flagged) = with_recursion(db, &view.plan, &changed)? else {
-        return Ok(recompute(true, RECURSIVE_LOSS));
-    };
+    let (flagged, lost) = with_recursion(db, &view.plan, &changed)?;
     let incremental = |why: String| Decision::Incremental {
         changed: flagged.clone(),
+        lost,
         why,
     };
     if mode == RefreshMode::Incremental {
@@ -241,26 +242,27 @@ fn decide(
 }
 
 /// The sources an incremental refresh reads the change of: the `changed` ones and, when the
-/// plan's recursive query reads one of them, the source its rows are read as (what it gains is
-/// that source's change). None when one of them lost rows, which the recursive query is not
-/// maintained for.
+/// plan's recursive query reads one of them, the source its rows are read as (what it gains or
+/// loses is that source's change); and whether one of them lost rows, which the recursive
+/// query then deletes and derives again (`plan::rederive`).
 fn with_recursion(
     db: &mut dyn Sql,
     plan: &Plan,
     changed: &[bool],
-) -> Result<Option<Vec<bool>>, IvmError> {
+) -> Result<(Vec<bool>, bool), IvmError> {
     let mut flagged = changed.to_vec();
     let Some(r) = &plan.recursion else {
-        return Ok(Some(flagged));
+        return Ok((flagged, false));
     };
-    if let Some(probe) = plan::deleted_sql(plan, r, changed) {
-        let rows = db.query_hot(&probe.to_string(), &[])?;
-        if rows.first().and_then(|r| r[0].as_deref()) == Some("true") {
-            return Ok(None);
-        }
-        flagged[r.source] = true;
-    }
-    Ok(Some(flagged))
+    let Some(probe) = plan::deleted_sql(plan, r, changed) else {
+        return Ok((flagged, false));
+    };
+    let rows = db.query_hot(&probe.to_string(), &[])?;
+    flagged[r.source] = true;
+    Ok((
+        flagged,
+        rows.first().and_then(|r| r[0].as_deref()) == Some("true"),
+    ))
 }
 
 fn refresh_probed(
@@ -282,9 +284,10 @@ fn refresh_probed(
             }
             Ok(out.outcome)
         }
-        Decision::Incremental { changed, why } => {
+        Decision::Incremental { changed, lost, why } => {
             let rows = pending.rows.iter().sum();
-            let out = incremental(db, view, changed, downstream, &why)?;
+            let key = Key::Incremental { changed, lost };
+            let out = incremental(db, view, key, downstream, &why)?;
             if let Some(c) = cache {
                 c.note_refresh(view.plan.id, Some(rows), out.ms);
             }
@@ -395,13 +398,12 @@ struct Timed {
 fn incremental(
     db: &mut dyn Sql,
     view: &ViewRow,
-    changed: Vec<bool>,
+    key: Key,
     downstream: &Option<String>,
     why: &str,
 ) -> Result<Timed, IvmError> {
     let plan = &view.plan;
     let start = Instant::now();
-    let key = Key::Incremental(changed);
     let program = view.programs.get(plan, key, downstream.as_deref());
     let rows = program::execute(db, &program.steps)?;
     let ms = start.elapsed().as_secs_f64() * 1000.0;

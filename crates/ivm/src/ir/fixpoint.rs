@@ -6,10 +6,12 @@ use sqlparser::ast::helpers::attached_token::AttachedToken;
 use sqlparser::ast::{self, SetExpr, SetOperator, SetQuantifier};
 
 use super::query::{plain_query, table_alias};
-use super::Query;
+use super::{Cte, Query};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fixpoint {
+    /// Plain CTEs before the recursive one, which its terms and the body may read.
+    pub prelude: Vec<Cte>,
     pub name: String,
     pub columns: Vec<String>,
     pub seed: Query,
@@ -48,7 +50,7 @@ impl Fixpoint {
         let with = ast::With {
             with_token: AttachedToken::empty(),
             recursive: true,
-            cte_tables: vec![cte],
+            cte_tables: self.prelude.iter().map(Cte::to_ast).chain([cte]).collect(),
         };
         (with, self.body.set_expr())
     }

@@ -417,8 +417,11 @@ impl Query {
                 .flat_map(|c| c.query.froms())
                 .chain(body.froms())
                 .collect(),
-            Query::Fixpoint(fx) => [&fx.seed, &fx.step, &fx.body]
-                .into_iter()
+            Query::Fixpoint(fx) => fx
+                .prelude
+                .iter()
+                .map(|c| &c.query)
+                .chain([&fx.seed, &fx.step, &fx.body])
                 .flat_map(Query::froms)
                 .collect(),
         }
@@ -511,7 +514,7 @@ pub fn plain_query(body: SetExpr) -> ast::Query {
 }
 
 impl Cte {
-    fn to_ast(&self) -> ast::Cte {
+    pub(super) fn to_ast(&self) -> ast::Cte {
         ast::Cte {
             // A CTE's name takes no AS of its own: `name AS (query)`.
             alias: TableAlias {

@@ -1,6 +1,6 @@
 //! A recursive query, `WITH RECURSIVE r AS (base UNION step)`, kept by semi-naive evaluation.
 //! r's rows are stored (`_duckmv.rec_<id>`) and the view's query reads them as a source whose
-//! change is the rows each refresh adds (`_duckmv.rd_<id>`), so the view itself is maintained
+//! change is the rows each refresh adds or takes out (`_duckmv.rd_<id>`), so the view itself is maintained
 //! by whatever rule its query has.
 //!
 //! Rule, for changes that only insert: base and step are joins of tables with filters
@@ -13,17 +13,19 @@
 //! reaches nothing new; later rounds are not checked against r: DuckDB would build a hash
 //! table of all of r's rows in every round (on 3.1M rows, 240 ms against 40 ms for a change
 //! of 10 rows), while a row found again costs only itself. A delete or update of a table r
-//! reads can take rows out of r that other rows were derived from: the view recomputes
-//! (`deleted_sql` tells when).
+//! reads can take rows out of r that other rows were derived from (`deleted_sql` tells when):
+//! `rederive` takes those out and derives again the ones that still hold.
 //!
 //! Over UNION ALL, r is the bag `Σₖ stepᵏ(base)`, a row per derivation (finite: DuckDB could
 //! evaluate the query, so its input has no cycle). With step linear in r, `r' − r = Δbase +
-//! Δstep(r) + step'(r' − r)`: the gain is the fixpoint over UNION ALL from the inserted rows
-//! of `base` and of `step` over r as it was, each as often as it is inserted, without checking
-//! r or the rows found, since a row derived again is another row.
+//! Δstep(r) + step'(r' − r)`: the change is the fixpoint over UNION ALL from the change of
+//! `base` and of `step` over r as it was, each row with its signed multiplicity carried
+//! through, without checking r or the rows found, since a row derived again is another row.
+//! Lost derivations are its negative rows.
 
 use serde::{Deserialize, Serialize};
 
+use super::rederive::{self, typed, Reading};
 use super::{positional, Block, Plan, Rel};
 use crate::ir::{self, Expr, Fixpoint, From, Item, Name, Op, Query, Select, Stmt};
 use crate::ops::{block_cur_term, rel_delta};
@@ -96,41 +98,44 @@ fn unheld(plan: &Plan, r: &Recursion, from: From, values: Vec<Expr>) -> (From, E
     (joined, ir::col("_mv_o", "rowid").is_null())
 }
 
-/// The statement adding r's gain from the inserted rows of the `changed` sources to the change
-/// table, or None when r reads none of them.
-pub fn derive_sql(plan: &Plan, r: &Recursion, changed: &[bool]) -> Option<Stmt> {
+/// The statement adding r's gain from the change of the `changed` sources to the change
+/// table, or None when r reads none of them. `lost`: those tables lost rows; over UNION the
+/// rows D that the over-delete took out of r are then sought again (see `rederive`).
+pub fn derive_sql(plan: &Plan, r: &Recursion, changed: &[bool], lost: bool) -> Option<Stmt> {
     let names = &plan.sources[r.source].columns;
     let mut before = changed.to_vec();
     before[r.source] = false;
-    let parts: Vec<Query> = [&r.base, &r.step]
+    let (sources, prelude) = if lost && !r.all {
+        rederive::narrowed(plan, &before, Reading::Inserted)
+    } else {
+        (plan.sources.clone(), Vec::new())
+    };
+    let mut parts: Vec<Query> = [&r.base, &r.step]
         .into_iter()
-        .filter_map(|b| rel_delta(&plan.sources, &Rel::Block(b.clone()), &before))
+        .filter_map(|b| rel_delta(&sources, &Rel::Block(b.clone()), &before))
         .collect();
     if parts.is_empty() {
         return None;
     }
-    let typed = |values: Vec<Expr>| -> Vec<Item> {
-        values
-            .into_iter()
-            .zip(&r.types)
-            .zip(names)
-            .map(|((v, t), n)| Item::named(v.cast(t), n.clone()))
-            .collect()
-    };
+    if lost && !r.all {
+        parts.extend(rederive::rederived(plan, r));
+    }
     let changes: Vec<Expr> = positional(names.len())
         .into_iter()
         .map(|c| ir::col("_mv_s", c))
         .collect();
     let change = From::query(Query::union_all(parts), "_mv_s");
-    let inserted = ir::col("_mv_s", "_mv_mult").bin(Op::Gt, Expr::Int(0));
+    let mult = ir::col("_mv_s", "_mv_mult");
     let seed = if r.all {
-        // Every derivation counts: each inserted row as often as it was inserted.
-        let times = super::output::repeat(ir::col("_mv_s", "_mv_mult"));
-        Select::new(typed(changes), vec![change, times]).filtered([inserted])
+        // Every derivation counts, with its sign: a lost one takes a copy back.
+        let mut items = typed(plan, r, changes);
+        items.push(Item::named(mult.clone(), "_mv_mult"));
+        Select::new(items, vec![change]).filtered([mult.bin(Op::NotEq, Expr::Int(0))])
     } else {
         let (change, unheld_change) = unheld(plan, r, change, changes.clone());
+        let inserted = mult.bin(Op::Gt, Expr::Int(0));
         let mut seed =
-            Select::new(typed(changes), vec![change]).filtered([inserted, unheld_change]);
+            Select::new(typed(plan, r, changes), vec![change]).filtered([inserted, unheld_change]);
         // A row derived twice is added once: r is a set.
         seed.distinct = true;
         seed
@@ -140,20 +145,29 @@ pub fn derive_sql(plan: &Plan, r: &Recursion, changed: &[bool]) -> Option<Stmt> 
     sources[r.source].relation = "_mv_n".into();
     let term = block_cur_term(&sources, &r.step);
     let derived: Vec<Expr> = r.step.select.iter().map(|e| ir::user(e.ast())).collect();
-    let step = term.select(typed(derived));
+    let mut stepped = typed(plan, r, derived);
+    let mut columns = names.clone();
+    if r.all {
+        let alias = r_alias(r).expect("the recursive term reads r once");
+        stepped.push(Item::named(ir::col(alias, "_mv_mult"), "_mv_mult"));
+        columns.push("_mv_mult".into());
+    }
+    let step = term.select(stepped);
     let found: Vec<Expr> = names.iter().map(|n| ir::col("_mv_n", n.clone())).collect();
     let mut gain: Vec<Item> = found.iter().map(|c| Item::Expr(c.clone(), None)).collect();
     let n = From::table(Name::of("_mv_n"), "_mv_n");
-    gain.push(Item::named(Expr::Int(1).big_int(), "_mv_mult"));
     let body = if r.all {
+        gain.push(Item::Expr(ir::col("_mv_n", "_mv_mult"), None));
         Select::new(gain, vec![n])
     } else {
+        gain.push(Item::named(Expr::Int(1).big_int(), "_mv_mult"));
         let (found_from, unheld_found) = unheld(plan, r, n, found);
         Select::new(gain, vec![found_from]).filtered([unheld_found])
     };
     let fixpoint = Fixpoint {
+        prelude,
         name: "_mv_n".into(),
-        columns: names.clone(),
+        columns,
         seed: Query::select(seed),
         step: Query::select(step),
         body: Query::select(body),
@@ -165,17 +179,31 @@ pub fn derive_sql(plan: &Plan, r: &Recursion, changed: &[bool]) -> Option<Stmt> 
     ))
 }
 
-/// `INSERT INTO rec SELECT cols FROM rd`: r's gain becomes part of r.
+/// The alias under which the recursive term reads r.
+fn r_alias(r: &Recursion) -> Option<String> {
+    r.step
+        .items
+        .iter()
+        .find(|i| matches!(i.from, super::ItemFrom::Source(s) if s == r.source))
+        .map(|i| i.name())
+}
+
+/// `INSERT INTO rec SELECT cols FROM rd WHERE _mv_mult > 0`: r's gain becomes part of r, over
+/// UNION ALL a copy per derivation.
 pub fn absorb_sql(plan: &Plan, r: &Recursion) -> Stmt {
     let cols = plan.sources[r.source]
         .columns
         .iter()
-        .map(|c| Item::Expr(ir::bare(c.clone()), None))
+        .map(|c| Item::Expr(ir::col("_mv_d", c.clone()), None))
         .collect();
-    let gain = From::table(Name::of(&rec_change(plan.id)), "_mv_d");
+    let mut from = vec![From::table(Name::of(&rec_change(plan.id)), "_mv_d")];
+    if r.all {
+        from.push(super::output::repeat(ir::col("_mv_d", "_mv_mult")));
+    }
+    let gained = ir::col("_mv_d", "_mv_mult").bin(Op::Gt, Expr::Int(0));
     Stmt::insert(
         Name::of(&rec_table(plan.id)),
-        Query::select(Select::new(cols, vec![gain])),
+        Query::select(Select::new(cols, from).filtered([gained])),
     )
 }
 
@@ -233,10 +261,10 @@ mod tests {
         let at = |name: &str| plan.sources.iter().position(|s| s.name == name).unwrap();
         let mut changed = vec![false; plan.sources.len()];
         changed[at("u")] = true;
-        assert!(derive_sql(plan, r, &changed).is_none());
+        assert!(derive_sql(plan, r, &changed, false).is_none());
         assert!(deleted_sql(plan, r, &changed).is_none());
         changed[at("t")] = true;
-        let Some(Stmt::Insert { into, query, .. }) = derive_sql(plan, r, &changed) else {
+        let Some(Stmt::Insert { into, query, .. }) = derive_sql(plan, r, &changed, false) else {
             panic!("no gain derived")
         };
         assert_eq!(into, Name::of("_duckmv.rd_9"));
