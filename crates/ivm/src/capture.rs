@@ -274,7 +274,7 @@ pub fn install(db: &mut dyn Sql, plan: &mut Plan) -> Result<(), IvmError> {
         let Some(delta) = s.delta.clone() else {
             continue;
         };
-        if s.kind == SourceKind::Recursive {
+        if s.kind.kept() {
             continue;
         }
         let log = ensure_log(db, s)?;
@@ -382,7 +382,7 @@ pub fn pending_count_sql(delta: &str, log: &str) -> String {
 pub fn uninstall(db: &mut dyn Sql, plan: &Plan) -> Result<(), IvmError> {
     for s in &plan.sources {
         let Some(delta) = &s.delta else { continue };
-        if s.kind == SourceKind::Recursive {
+        if s.kind.kept() {
             continue;
         }
         db.exec(&format!("DROP VIEW IF EXISTS {delta}"))?;

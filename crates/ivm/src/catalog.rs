@@ -154,7 +154,7 @@ pub fn insert_view(db: &mut dyn Sql, row: &ViewRow) -> Result<(), IvmError> {
             SourceKind::Table => "table",
             SourceKind::View => "view",
             // The view's own rows: it depends on no relation through them.
-            SourceKind::Recursive => continue,
+            SourceKind::Recursive | SourceKind::Window => continue,
         };
         let null = || "NULL".to_string();
         db.exec(&format!(

@@ -25,6 +25,7 @@ mod from;
 mod grouped_window;
 mod grouping_sets;
 mod joins;
+mod kept_window;
 mod levels;
 mod lift;
 mod named_window;
@@ -131,6 +132,7 @@ pub fn compile(
                 limit: None,
                 set_op: None,
                 recursion: an.recursion,
+                window: an.window,
                 row_key,
             };
             if !reloads(&plan) {
@@ -201,6 +203,7 @@ fn full_plan(
         limit: None,
         set_op: None,
         recursion: None,
+        window: None,
         row_key: false,
     })
 }
@@ -253,6 +256,8 @@ struct Analyzer<'a> {
     /// The recursive CTE's name (lower case) and the source that reads its rows.
     recursive: Option<(String, usize)>,
     recursion: Option<super::plan::Recursion>,
+    /// The window query read as a FROM item that the view keeps (`plan::sub_window`).
+    window: Option<super::plan::SubWindow>,
 }
 
 type Scope = Vec<(String, Query)>;
@@ -323,6 +328,7 @@ impl<'a> Analyzer<'a> {
             reads: read_columns::Names::default(),
             recursive: None,
             recursion: None,
+            window: None,
         })
     }
 

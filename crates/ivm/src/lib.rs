@@ -250,6 +250,12 @@ fn create_storage(db: &mut dyn Sql, plan: &plan::Plan) -> Result<(), IvmError> {
         let change = format!("SELECT *, CAST(1 AS BIGINT) AS _mv_mult FROM {rec}");
         empty_table(db, &plan::rec_change(plan.id), &change)?;
     }
+    if let Some(w) = &plan.window {
+        let win = plan::win_table(plan.id);
+        empty_table(db, &win, &plan::window_rows_sql(plan, w).to_string())?;
+        let change = format!("SELECT *, CAST(1 AS BIGINT) AS _mv_mult FROM {win}");
+        empty_table(db, &plan::win_change(plan.id), &change)?;
+    }
     match &plan.body {
         plan::Body::Full { query } => {
             let cols = plan::positional(plan.columns.len()).join(", ");
@@ -411,6 +417,10 @@ pub fn drop_views(
         if v.plan.recursion.is_some() {
             db.exec(&format!("DROP TABLE IF EXISTS {}", plan::rec_table(v.id)))?;
             db.exec(&format!("DROP TABLE IF EXISTS {}", plan::rec_change(v.id)))?;
+        }
+        if v.plan.window.is_some() {
+            db.exec(&format!("DROP TABLE IF EXISTS {}", plan::win_table(v.id)))?;
+            db.exec(&format!("DROP TABLE IF EXISTS {}", plan::win_change(v.id)))?;
         }
         catalog::delete_view(db, v.id)?;
     }

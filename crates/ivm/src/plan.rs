@@ -16,6 +16,7 @@ mod output;
 mod recursive;
 mod rederive;
 mod row_key;
+mod sub_window;
 mod windowed;
 
 pub use aggregate::{
@@ -33,6 +34,10 @@ pub use recursive::{
 };
 pub use rederive::{overdelete_sql, remove_copies_sql, remove_sql};
 pub use row_key::{fingerprint_sql, keyable, row_key, INTEGERS, KEY};
+pub use sub_window::{
+    win_change, win_table, window_change_sql, window_clear_sql, window_fill_sql, window_refill_sql,
+    window_rows_sql, SubWindow,
+};
 pub use windowed::{
     windowed_clear_sql, windowed_fill_sql, windowed_state_sql, windowed_touched_rel,
     windowed_touched_sql, windowed_work_shape_sql,
@@ -71,6 +76,10 @@ pub struct Plan {
     /// source of its own (see `plan::recursive`).
     #[serde(default)]
     pub recursion: Option<Recursion>,
+    /// A window query the view's query reads as a FROM item, whose rows the view keeps as a
+    /// source of its own (see `plan::sub_window`).
+    #[serde(default)]
+    pub window: Option<SubWindow>,
     /// A bag view whose storage rows carry the key `_mv_h` (see `plan::row_key`) that merges
     /// find them by. Views created before it find them by every column.
     #[serde(default)]
@@ -98,6 +107,15 @@ pub enum SourceKind {
     View,
     /// The rows of the view's recursive query, kept by the view itself: nothing to capture.
     Recursive,
+    /// The rows of a window query the view reads as a FROM item, kept by the view itself.
+    Window,
+}
+
+impl SourceKind {
+    /// Rows the view keeps itself (no relation of the catalog, no log to read).
+    pub fn kept(self) -> bool {
+        matches!(self, SourceKind::Recursive | SourceKind::Window)
+    }
 }
 
 /// A relation the view reads: a base table (captured by triggers) or another materialized view

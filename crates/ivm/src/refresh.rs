@@ -242,7 +242,7 @@ fn decide(
 }
 
 /// The sources an incremental refresh reads the change of: the `changed` ones and, when the
-/// plan's recursive query reads one of them, the source its rows are read as (what it gains or
+/// plan's recursive or window query reads one of them, the source its rows are read as (what it gains or
 /// loses is that source's change); and whether one of them lost rows, which the recursive
 /// query then deletes and derives again (`plan::rederive`).
 fn with_recursion(
@@ -251,6 +251,10 @@ fn with_recursion(
     changed: &[bool],
 ) -> Result<(Vec<bool>, bool), IvmError> {
     let mut flagged = changed.to_vec();
+    if let Some(w) = &plan.window {
+        let reads = w.reads(plan.sources.len());
+        flagged[w.source] = reads.iter().zip(changed).any(|(r, c)| *r && *c);
+    }
     let Some(r) = &plan.recursion else {
         return Ok((flagged, false));
     };

@@ -8,7 +8,6 @@
 use std::collections::HashMap;
 
 use super::catalog::{self, ViewRow};
-use super::plan::SourceKind;
 use super::text::lit;
 use super::{capture, refresh, IvmError, Sql};
 
@@ -118,7 +117,7 @@ fn move_view(db: &mut dyn Sql, view: &mut ViewRow) -> Result<(), IvmError> {
         ))?;
     }
     for s in &view.plan.sources {
-        if let (Some(d), false) = (&s.delta, s.kind == SourceKind::Recursive) {
+        if let (Some(d), false) = (&s.delta, s.kind.kept()) {
             db.exec(&format!("DROP TABLE IF EXISTS {d}"))?;
         }
     }

@@ -167,16 +167,16 @@ impl Analyzer<'_> {
         if asked.is_empty() {
             return Ok(HashMap::new());
         }
-        let t =
-            super::super::ops::Term::cur(super::super::ops::items_cur(&self.sources, &from.items));
+        let t = |sources: &[crate::plan::Source]| {
+            super::super::ops::Term::cur(super::super::ops::items_cur(sources, &from.items))
+        };
         let items = asked.iter().enumerate().map(|(i, e)| {
             // A select-list test is a placeholder until its copy is filled; NULL types alike.
             let mut e = UserExpr::new((*e).clone());
             e.fill(Hole::SelectTest, |_| Expr::value(Value::Null));
             ir::Item::Expr(ir::user(e.ast()), Some(format!("_sum{}", i + 1)))
         });
-        let probe = ir::Query::select(t.select(items.collect()));
-        let rows = self.db.query(&format!("DESCRIBE {probe}"))?;
+        let rows = self.describe_term(t, items.collect())?;
         Ok(asked
             .iter()
             .zip(&rows)

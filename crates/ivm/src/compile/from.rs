@@ -101,7 +101,16 @@ impl Analyzer<'_> {
                     if let Some(pos) = scope.iter().rposition(|(n, _)| *n == lower) {
                         let (_, cte) = &scope[pos];
                         let inner: Scope = scope[..pos].to_vec();
-                        let (rel, cols) = self.sub(&cte.clone(), &inner)?;
+                        let cte = cte.clone();
+                        if let Some((idx, cols)) = self.kept_window(&cte, &inner)? {
+                            out.columns.push(cols);
+                            out.items.push(Item {
+                                alias: ident(&alias_name),
+                                from: ItemFrom::Source(idx),
+                            });
+                            return Ok(());
+                        }
+                        let (rel, cols) = self.sub(&cte, &inner)?;
                         out.items.push(Item {
                             alias: ident(&alias_name),
                             from: ItemFrom::Sub(Box::new(rel)),
@@ -128,15 +137,23 @@ impl Analyzer<'_> {
                     Some(a) => Some(column_lists::rename(subquery, &a.columns).or_else(full)?),
                     None => None,
                 };
-                let (rel, cols) = self.sub(renamed.as_ref().unwrap_or(subquery), scope)?;
+                let query = renamed.as_ref().unwrap_or(subquery);
+                let window = self.kept_window(query, scope)?;
                 self.subquery_count += 1;
                 let alias_name = alias
                     .as_ref()
                     .map(|a| a.name.value.clone())
                     .unwrap_or_else(|| format!("_mv_sq{}", self.subquery_count));
+                let (from, cols) = match window {
+                    Some((idx, cols)) => (ItemFrom::Source(idx), cols),
+                    None => {
+                        let (rel, cols) = self.sub(query, scope)?;
+                        (ItemFrom::Sub(Box::new(rel)), cols)
+                    }
+                };
                 out.items.push(Item {
                     alias: ident(&alias_name),
-                    from: ItemFrom::Sub(Box::new(rel)),
+                    from,
                 });
                 out.columns.push(cols);
                 Ok(())
@@ -292,9 +309,8 @@ impl Analyzer<'_> {
                         exists: from.exists.clone(),
                         guards: from.guards.clone(),
                     };
-                    let t = super::super::ops::block_cur_term(&self.sources, &probe);
-                    let sql = format!("DESCRIBE {}", ir::Query::select(t.select(unaliased)));
-                    let rows = self.db.query(&sql)?;
+                    let t = |sources: &[Source]| super::super::ops::block_cur_term(sources, &probe);
+                    let rows = self.describe_term(t, unaliased)?;
                     rows.into_iter()
                         .map(|r| r[0].clone().unwrap_or_default())
                         .collect()

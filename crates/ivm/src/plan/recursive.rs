@@ -69,7 +69,7 @@ impl Recursion {
 }
 
 /// Marks the sources `b` reads, also through the blocks it joins (CTEs of the WITH).
-fn mark(b: &Block, out: &mut [bool]) {
+pub(super) fn mark(b: &Block, out: &mut [bool]) {
     for item in &b.items {
         match &item.from {
             super::ItemFrom::Source(i) => out[*i] = true,

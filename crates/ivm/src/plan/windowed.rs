@@ -15,27 +15,35 @@ use super::{positional, rel_cur, rel_delta, storage, work, Block, Plan, Rel, Win
 use crate::ir::{self, user, Expr, From, Item, Name, Query, Select, Stmt};
 use crate::user_expr::Hole;
 
-fn keys(w: &Windowed) -> Vec<String> {
+pub(super) fn keys(w: &Windowed) -> Vec<String> {
     (1..=w.keys).map(|i| format!("_p{i}")).collect()
 }
 
 /// The view's rows over the current input rows `_mv_i` that pass `filter`, each after its
 /// partition key: the storage's rows.
 fn rows_sql(plan: &Plan, w: &Windowed, filter: Vec<Expr>) -> Query {
+    let names = positional(plan.columns.len());
+    window_rows(plan, w, &names, &plan.types, filter)
+}
+
+/// The window query's rows over the current input rows `_mv_i` that pass `filter`, each after
+/// its partition key, its columns called `names` and cast to `types`.
+pub(super) fn window_rows(
+    plan: &Plan,
+    w: &Windowed,
+    names: &[String],
+    types: &[String],
+    filter: Vec<Expr>,
+) -> Query {
     let mut cols: Vec<Item> = keys(w)
         .into_iter()
         .map(|k| Item::Expr(ir::col("_mv_i", k), None))
         .collect();
     let input_col = |j: usize| ir::col("_mv_i", format!("_i{}", j + 1)).to_ast();
-    for ((e, c), t) in w
-        .select
-        .iter()
-        .zip(positional(plan.columns.len()))
-        .zip(&plan.types)
-    {
+    for ((e, c), t) in w.select.iter().zip(names).zip(types) {
         cols.push(Item::named(
             user(&e.filled(Hole::Input, input_col)).cast(t),
-            c,
+            c.clone(),
         ));
     }
     let input = rel_cur(&plan.sources, &Rel::Block(w.input.clone()));
@@ -64,7 +72,7 @@ fn keys_block(w: &Windowed) -> Block {
 }
 
 /// The partitions the change touches, each once.
-fn touched(plan: &Plan, w: &Windowed, changed: &[bool]) -> Option<Query> {
+pub(super) fn touched(plan: &Plan, w: &Windowed, changed: &[bool]) -> Option<Query> {
     let d = rel_delta(&plan.sources, &Rel::Block(keys_block(w)), changed)?;
     let cols = keys(w)
         .into_iter()
@@ -92,11 +100,13 @@ pub fn windowed_work_shape_sql(plan: &Plan, w: &Windowed) -> Query {
 
 /// `rel` is in a touched partition.
 fn in_touched(plan: &Plan, w: &Windowed, rel: &str) -> Expr {
-    let any = Select::new(
-        vec![Item::Expr(Expr::Int(1), None)],
-        vec![named(&work(plan.id), "_mv_w")],
-    )
-    .filtered([ir::same_cols(rel, "_mv_w", &keys(w))]);
+    in_partitions(named(&work(plan.id), "_mv_w"), w, rel)
+}
+
+/// `rel` is in one of the partitions `set` (read as `_mv_w`) holds.
+pub(super) fn in_partitions(set: From, w: &Windowed, rel: &str) -> Expr {
+    let any = Select::new(vec![Item::Expr(Expr::Int(1), None)], vec![set])
+        .filtered([ir::same_cols(rel, "_mv_w", &keys(w))]);
     ir::exists(Query::select(any))
 }
 

@@ -1,0 +1,130 @@
+//! A derived table or CTE whose query calls window functions, read beside other relations
+//! (`FROM (SELECT …, row_number() OVER (…) AS rn FROM t) x JOIN u ON …`): the view keeps its
+//! rows as a source of its own (`plan::sub_window`), compiled as a window view's query is.
+//! A window query the outer query only projects and filters is merged into it instead
+//! (`window_subquery`). Probes of the definition read such rows as typed stand-ins.
+
+use sqlparser::ast::{Query, SetExpr, With};
+
+use super::reasons::Why;
+use super::{full, Analyzer, Scope, R};
+use crate::ir;
+use crate::plan::{win_change, win_table, Source, SourceKind, SubWindow};
+
+impl Analyzer<'_> {
+    /// The source of `q`'s rows and their column names when `q` is a window query; None when
+    /// it is not one.
+    pub(super) fn kept_window(
+        &mut self,
+        q: &Query,
+        scope: &Scope,
+    ) -> R<Option<(usize, Vec<String>)>> {
+        let SetExpr::Select(s) = q.body.as_ref() else {
+            return Ok(None);
+        };
+        if !self.has_window(s) || self.is_aggregate(s) {
+            return Ok(None);
+        }
+        if self.window.is_some() || self.recursive.is_some() {
+            return full(Why::SecondWindowSubquery);
+        }
+        let inner = self.query_scope(q, scope)?;
+        let window = self.windowed(s, &inner)?;
+        let described = self
+            .db
+            .query(&format!("DESCRIBE {}", standalone(q, scope)))?;
+        let column =
+            |r: &[Option<String>], i: usize| r.get(i).cloned().flatten().unwrap_or_default();
+        let names: Vec<String> = described.iter().map(|r| column(r, 0)).collect();
+        let types: Vec<String> = described.iter().map(|r| column(r, 1)).collect();
+        let key = |n: &String| {
+            n.strip_prefix("_p")
+                .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+        };
+        if let Some(n) = names.iter().find(|n| key(n)) {
+            return full(Why::WindowSubqueryColumn.with(n));
+        }
+        let id = self.id;
+        self.sources.push(Source {
+            catalog: None,
+            schema: "_duckmv".into(),
+            name: format!("win_{id}"),
+            kind: SourceKind::Window,
+            view_id: None,
+            columns: names.clone(),
+            relation: win_table(id),
+            delta: Some(win_change(id)),
+            log: None,
+        });
+        let source = self.sources.len() - 1;
+        self.window = Some(SubWindow {
+            source,
+            window,
+            types,
+        });
+        self.features.insert("window subquery");
+        Ok(Some((source, names)))
+    }
+}
+
+/// `q` with the CTEs of `scope` it may read written before its own: a query DuckDB can
+/// describe alone.
+fn standalone(q: &Query, scope: &Scope) -> Query {
+    let mut ctes: Vec<_> = scope
+        .iter()
+        .map(|(name, body)| super::probe::cte(name, body))
+        .collect();
+    let mut out = q.clone();
+    if let Some(w) = &q.with {
+        ctes.extend(w.cte_tables.iter().cloned());
+    }
+    out.with = (!ctes.is_empty()).then(|| With {
+        with_token: sqlparser::ast::helpers::attached_token::AttachedToken::empty(),
+        recursive: false,
+        cte_tables: ctes,
+    });
+    out
+}
+
+impl Analyzer<'_> {
+    /// Asks DuckDB for the columns of `t` selecting `items` (name and type per row), with the
+    /// rows the view keeps itself — a window query's, a recursive query's — read as typed
+    /// stand-ins of no rows: their tables are created only with the view.
+    pub(super) fn describe_term(
+        &mut self,
+        t: impl Fn(&[Source]) -> crate::ops::Term,
+        items: Vec<ir::Item>,
+    ) -> Result<Vec<Vec<Option<String>>>, crate::DbError> {
+        let mut sources = self.sources.clone();
+        let mut ctes = Vec::new();
+        let kept = [
+            self.window.as_ref().map(|w| (w.source, &w.types)),
+            self.recursion.as_ref().map(|r| (r.source, &r.types)),
+        ];
+        for (i, types) in kept.into_iter().flatten() {
+            let name = format!("_mv_kept{i}");
+            let cols = sources[i]
+                .columns
+                .iter()
+                .zip(types)
+                .map(|(c, t)| ir::Item::named(ir::Expr::Null.cast(t), c.clone()))
+                .collect();
+            let none = ir::Select::new(cols, Vec::new()).filtered([ir::Expr::Bool(false)]);
+            ctes.push(ir::Cte {
+                name: name.clone(),
+                query: ir::Query::select(none),
+                materialized: false,
+            });
+            sources[i].relation = name;
+        }
+        let body = ir::Query::select(t(&sources).select(items));
+        let probe = match ctes.is_empty() {
+            true => body,
+            false => ir::Query::With {
+                ctes,
+                body: Box::new(body),
+            },
+        };
+        self.db.query(&format!("DESCRIBE {probe}"))
+    }
+}

@@ -1,0 +1,176 @@
+use super::*;
+use crate::compile::tests::compiled;
+
+/// A compiled view whose sources have change logs, as installed views do.
+fn view(q: &str, ncols: usize) -> Plan {
+    let mut plan = compiled(q, ncols).plan;
+    for (i, s) in plan.sources.iter_mut().enumerate() {
+        s.log = Some(format!("_duckmv.log_{i}"));
+    }
+    plan
+}
+
+/// What each step does, `When` steps followed by their own in brackets.
+fn shape(steps: &[Step]) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in steps {
+        match s {
+            Step::Run { what, .. } => out.push(what.to_string()),
+            Step::When { then, .. } => out.push(format!("when [{}]", shape(then).join("; "))),
+        }
+    }
+    out
+}
+
+const ADVANCE: &str = "move the view past the changes read";
+
+#[test]
+fn sums_without_downstream_views_are_one_merge() {
+    let plan = view("SELECT g, sum(v) FROM t GROUP BY g", 2);
+    let p = incremental(&plan, &[true], false, None);
+    assert_eq!(
+        shape(&p.steps),
+        ["merge the change per group into the storage", ADVANCE]
+    );
+    assert_eq!(p.mode, "incremental");
+}
+
+#[test]
+fn count_if_is_combined_not_recomputed() {
+    let plan = view("SELECT g, count_if(v > 1) FROM t GROUP BY g", 2);
+    let p = incremental(&plan, &[true], false, None);
+    assert_eq!(
+        shape(&p.steps),
+        ["merge the change per group into the storage", ADVANCE]
+    );
+}
+
+#[test]
+fn distinct_counts_read_their_values_before_merging_the_change_into_them() {
+    let plan = view(
+        "SELECT g, count(DISTINCT v), sum(DISTINCT k), avg(DISTINCT v) FROM t GROUP BY g",
+        4,
+    );
+    let p = incremental(&plan, &[true], false, None);
+    let values = "merge the change into the distinct values' counts";
+    assert_eq!(
+        shape(&p.steps),
+        [
+            "keep the change rows for the distinct values",
+            "merge the change per group into the storage",
+            values,
+            values,
+            "empty the kept change rows",
+            ADVANCE
+        ]
+    );
+    let Step::Run { sql, .. } = &p.steps[1] else {
+        panic!()
+    };
+    // The storage's change reads the counts stored before the change: one table per
+    // argument, named by its first aggregate's slot (AVG(DISTINCT v) shares COUNT's).
+    let read = |slot| sql.contains(&format!("\"_duckmv\".\"dv_{}_{slot}\"", plan.id));
+    assert!(read(1) && read(2) && !read(3), "{sql}");
+    let full = recompute(&plan, true, None);
+    let again = "count the distinct values again";
+    assert_eq!(shape(&full.steps).iter().filter(|s| *s == again).count(), 4);
+}
+
+#[test]
+fn extremes_recompute_only_flagged_groups() {
+    let plan = view("SELECT g, min(v) FROM t GROUP BY g", 2);
+    let p = incremental(&plan, &[true], false, None);
+    let recompute = "recompute the flagged groups from the base data";
+    assert_eq!(
+        shape(&p.steps),
+        [
+            "consolidate the change per group into the work table".to_string(),
+            "combine the change with the stored groups".to_string(),
+            format!("when [{recompute}; {recompute}]"),
+            "empty the work table".to_string(),
+            ADVANCE.to_string(),
+        ]
+    );
+}
+
+#[test]
+fn downstream_views_get_the_change_and_only_changed_sources_advance() {
+    let plan = view("SELECT t.k, u.w FROM t JOIN u ON t.k = u.k", 2);
+    let p = incremental(&plan, &[false, true], false, Some("_duckmv.log_7"));
+    assert_eq!(
+        shape(&p.steps),
+        [
+            "consolidate the change into the work table",
+            "feed the change to the views that read this one",
+            "merge the change into the storage",
+            "empty the work table",
+            ADVANCE,
+        ]
+    );
+    let nothing = incremental(&plan, &[false, false], false, None);
+    assert!(nothing.steps.is_empty(), "{nothing:?}");
+}
+
+#[test]
+fn a_recompute_consumes_every_source() {
+    let plan = view("SELECT t.k, u.w FROM t JOIN u ON t.k = u.k", 2);
+    let p = recompute(&plan, true, Some("_duckmv.log_7"));
+    assert_eq!(
+        shape(&p.steps),
+        [
+            "feed the old rows downstream",
+            "empty the storage",
+            "recompute the storage from the definition",
+            ADVANCE,
+            "feed the new rows downstream",
+        ]
+    );
+    // One statement moves the view past both tables' changes.
+    let advance = p.steps.iter().find_map(|s| match s {
+        Step::Run { what, sql, .. } if *what == ADVANCE => Some(sql),
+        _ => None,
+    });
+    assert_eq!(
+        advance
+            .unwrap()
+            .matches(" max(_mv_pos) AS pos FROM ")
+            .count(),
+        2
+    );
+    assert_eq!(p.mode, "full");
+    let first = recompute(&plan, false, Some("_duckmv.log_7"));
+    assert_ne!(shape(&first.steps)[0], "feed the old rows downstream");
+}
+
+#[test]
+fn programs_are_built_once_per_changed_set() {
+    let plan = view("SELECT t.k, u.w FROM t JOIN u ON t.k = u.k", 2);
+    let programs = Programs::default();
+    let a = programs.get(
+        &plan,
+        Key::Incremental {
+            changed: vec![true, false],
+            lost: false,
+        },
+        None,
+    );
+    let b = programs.get(
+        &plan,
+        Key::Incremental {
+            changed: vec![true, false],
+            lost: false,
+        },
+        None,
+    );
+    let c = programs.get(
+        &plan,
+        Key::Incremental {
+            changed: vec![true, true],
+            lost: false,
+        },
+        None,
+    );
+    assert!(Arc::ptr_eq(&a, &b));
+    assert!(!Arc::ptr_eq(&a, &c));
+    assert_ne!(a, c, "both sources changed: more join terms");
+}
