@@ -2,7 +2,10 @@
 //! (CTEs are inlined where they are referenced), UNION chains and subqueries used as relations.
 
 use super::reasons::Why;
-use sqlparser::ast::{Distinct, Query, Select, SetExpr, SetOperator, SetQuantifier};
+use sqlparser::ast::{
+    Distinct, Ident, Query, Select, SelectItem, SetExpr, SetOperator, SetQuantifier, TableAlias,
+    TableFactor, TableWithJoins,
+};
 
 use super::super::plan::{Body, Rel};
 use super::{column_lists, full, Analyzer, Scope, R};
@@ -35,6 +38,9 @@ impl Analyzer<'_> {
             }
             SetExpr::Select(s) if self.is_aggregate(s) => {
                 Ok(Body::Aggregate(self.aggregate(s, &scope, true)?))
+            }
+            SetExpr::Select(s) if self.has_window(s) && self.distinct_over_hidden_keys(s) => {
+                self.top(&distinct_over(q, s), ncols)
             }
             SetExpr::Select(s) if self.has_window(s) => {
                 Ok(Body::Windowed(self.windowed(s, &scope)?))
@@ -264,5 +270,36 @@ impl Analyzer<'_> {
             Rel::Agg(sa) => sa.names.clone(),
         };
         Ok((rel, names))
+    }
+}
+
+/// `SELECT DISTINCT * FROM (s without DISTINCT) AS _mv_w`, under `q`'s clauses: the window
+/// query read as a FROM item (see `kept_window`), its duplicates removed over the whole result.
+fn distinct_over(q: &Query, s: &Select) -> Query {
+    let inner = Select {
+        distinct: None,
+        ..s.clone()
+    };
+    let derived = TableFactor::Derived {
+        lateral: false,
+        subquery: Box::new(crate::ir::plain_query(SetExpr::Select(Box::new(inner)))),
+        alias: Some(TableAlias {
+            explicit: true,
+            name: Ident::new("_mv_w"),
+            columns: Vec::new(),
+            at: None,
+        }),
+        sample: None,
+    };
+    let from = vec![TableWithJoins {
+        relation: derived,
+        joins: Vec::new(),
+    }];
+    let star = SelectItem::Wildcard(Default::default());
+    let mut outer = crate::ir::ast_select(vec![star], from, None);
+    outer.distinct = Some(Distinct::Distinct);
+    Query {
+        body: Box::new(SetExpr::Select(Box::new(outer))),
+        ..q.clone()
     }
 }

@@ -89,6 +89,33 @@ impl Analyzer<'_> {
     }
 }
 
+impl Analyzer<'_> {
+    /// Whether `s` is a `SELECT DISTINCT` over windows whose shared PARTITION BY keys are not
+    /// all among its columns: rows of two partitions may then be equal, so duplicates cannot
+    /// be removed partition by partition, and the query is kept as a window subquery under the
+    /// DISTINCT instead (`top`). A select list with `*` is left to [`Analyzer::windowed`].
+    pub(super) fn distinct_over_hidden_keys(&self, s: &Select) -> bool {
+        if !matches!(s.distinct, Some(Distinct::Distinct)) {
+            return false;
+        }
+        let Ok(s) = super::named_window::inline(s) else {
+            return false;
+        };
+        let exprs: Option<Vec<Expr>> = s
+            .projection
+            .iter()
+            .map(|p| super::support::item_expr(p).cloned())
+            .collect();
+        let Some(exprs) = exprs else {
+            return false;
+        };
+        match partition_keys(exprs.iter().chain(&s.qualify)) {
+            Ok((keys, _)) => !keys.is_empty() && !keys.iter().all(|k| selected(k, &exprs)),
+            Err(_) => false,
+        }
+    }
+}
+
 /// The strategy's word for windows without a PARTITION BY key in common.
 const WHOLE_INPUT: &str = "one partition (a change recomputes every row)";
 
