@@ -313,8 +313,9 @@ fn a_window_subquery_joined_with_a_table_is_refreshed_by_partition() {
     // are (rows written again get new row ids).
     let id = db.count("SELECT id FROM _duckmv.views WHERE name = 'latest'");
     let ids = |db: &Db, cust: i64| {
-        let sql =
-            format!("SELECT CAST(sum(rowid) AS BIGINT) FROM _duckmv.win_{id} WHERE cust = {cust}");
+        let sql = format!(
+            "SELECT CAST(sum(rowid) AS BIGINT) FROM _duckmv.win_{id}_1 WHERE cust = {cust}"
+        );
         db.count(&sql)
     };
     let (k20, k21) = (ids(&db, 20), ids(&db, 21));

@@ -11,7 +11,7 @@
 //! files.
 
 use reasons::Why;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{Expr, ObjectName, ObjectNamePart, Query, Visit, Visitor};
@@ -132,7 +132,7 @@ pub fn compile(
                 limit: None,
                 set_op: None,
                 recursion: an.recursion,
-                window: an.window,
+                windows: an.windows,
                 row_key,
             };
             if !reloads(&plan) {
@@ -203,7 +203,7 @@ fn full_plan(
         limit: None,
         set_op: None,
         recursion: None,
-        window: None,
+        windows: Vec::new(),
         row_key: false,
     })
 }
@@ -256,8 +256,10 @@ struct Analyzer<'a> {
     /// The recursive CTE's name (lower case) and the source that reads its rows.
     recursive: Option<(String, usize)>,
     recursion: Option<super::plan::Recursion>,
-    /// The window query read as a FROM item that the view keeps (`plan::sub_window`).
-    window: Option<super::plan::SubWindow>,
+    /// The window queries read as FROM items that the view keeps (`plan::sub_window`), and
+    /// the source each query's text is read as (a CTE read twice is kept once).
+    windows: Vec<super::plan::SubWindow>,
+    window_sources: HashMap<String, usize>,
 }
 
 type Scope = Vec<(String, Query)>;
@@ -328,7 +330,8 @@ impl<'a> Analyzer<'a> {
             reads: read_columns::Names::default(),
             recursive: None,
             recursion: None,
-            window: None,
+            windows: Vec::new(),
+            window_sources: HashMap::new(),
         })
     }
 

@@ -250,11 +250,11 @@ fn create_storage(db: &mut dyn Sql, plan: &plan::Plan) -> Result<(), IvmError> {
         let change = format!("SELECT *, CAST(1 AS BIGINT) AS _mv_mult FROM {rec}");
         empty_table(db, &plan::rec_change(plan.id), &change)?;
     }
-    if let Some(w) = &plan.window {
-        let win = plan::win_table(plan.id);
-        empty_table(db, &win, &plan::window_rows_sql(plan, w).to_string())?;
+    for w in &plan.windows {
+        let win = plan::win_table(plan, w);
+        empty_table(db, win, &plan::window_rows_sql(plan, w).to_string())?;
         let change = format!("SELECT *, CAST(1 AS BIGINT) AS _mv_mult FROM {win}");
-        empty_table(db, &plan::win_change(plan.id), &change)?;
+        empty_table(db, plan::win_change(plan, w), &change)?;
     }
     match &plan.body {
         plan::Body::Full { query } => {
@@ -418,9 +418,10 @@ pub fn drop_views(
             db.exec(&format!("DROP TABLE IF EXISTS {}", plan::rec_table(v.id)))?;
             db.exec(&format!("DROP TABLE IF EXISTS {}", plan::rec_change(v.id)))?;
         }
-        if v.plan.window.is_some() {
-            db.exec(&format!("DROP TABLE IF EXISTS {}", plan::win_table(v.id)))?;
-            db.exec(&format!("DROP TABLE IF EXISTS {}", plan::win_change(v.id)))?;
+        for w in &v.plan.windows {
+            let (win, change) = (plan::win_table(&v.plan, w), plan::win_change(&v.plan, w));
+            db.exec(&format!("DROP TABLE IF EXISTS {win}"))?;
+            db.exec(&format!("DROP TABLE IF EXISTS {change}"))?;
         }
         catalog::delete_view(db, v.id)?;
     }

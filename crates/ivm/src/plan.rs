@@ -76,10 +76,10 @@ pub struct Plan {
     /// source of its own (see `plan::recursive`).
     #[serde(default)]
     pub recursion: Option<Recursion>,
-    /// A window query the view's query reads as a FROM item, whose rows the view keeps as a
-    /// source of its own (see `plan::sub_window`).
+    /// The window queries the view's query reads as FROM items, whose rows the view keeps as
+    /// sources of its own (see `plan::sub_window`).
     #[serde(default)]
-    pub window: Option<SubWindow>,
+    pub windows: Vec<SubWindow>,
     /// A bag view whose storage rows carry the key `_mv_h` (see `plan::row_key`) that merges
     /// find them by. Views created before it find them by every column.
     #[serde(default)]

@@ -67,18 +67,14 @@ pub fn incremental(plan: &Plan, changed: &[bool], lost: bool, downstream: Option
     };
     let mut steps = recursion_change(plan, changed, lost);
     let gained = !steps.is_empty();
-    let windows = window_change(plan, changed);
-    let rewindowed = !windows.is_empty();
+    let (windows, emptied) = window_change(plan, changed);
     steps.extend(windows);
     steps.extend(body);
     if gained {
         let sql = Stmt::delete_all(Name::of(&plan::rec_change(plan.id)));
         steps.push(run("empty the recursive query's gain", sql, false));
     }
-    if rewindowed {
-        let sql = Stmt::delete_all(Name::of(&plan::win_change(plan.id)));
-        steps.push(run("empty the window query's change", sql, false));
-    }
+    steps.extend(emptied);
     if uses_work {
         let sql = Stmt::delete_all(Name::of(&plan::work(plan.id)));
         steps.push(run("empty the work table", sql, false));
@@ -359,7 +355,7 @@ pub fn recompute(plan: &Plan, populated: bool, downstream: Option<&str>) -> Prog
         steps.push(run("empty the recursive query's rows", empty, false));
         steps.push(run("compute the recursive query's rows", fill, false));
     }
-    if let Some(w) = &plan.window {
+    for w in &plan.windows {
         let [empty, fill] = plan::window_refill_sql(plan, w);
         steps.push(run("empty the window query's rows", empty, false));
         steps.push(run("compute the window query's rows", fill, false));

@@ -251,7 +251,7 @@ fn with_recursion(
     changed: &[bool],
 ) -> Result<(Vec<bool>, bool), IvmError> {
     let mut flagged = changed.to_vec();
-    if let Some(w) = &plan.window {
+    for w in &plan.windows {
         let reads = w.reads(plan.sources.len());
         flagged[w.source] = reads.iter().zip(changed).any(|(r, c)| *r && *c);
     }

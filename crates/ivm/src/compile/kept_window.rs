@@ -9,7 +9,7 @@ use sqlparser::ast::{Query, SetExpr, With};
 use super::reasons::Why;
 use super::{full, Analyzer, Scope, R};
 use crate::ir;
-use crate::plan::{win_change, win_table, Source, SourceKind, SubWindow};
+use crate::plan::{Source, SourceKind, SubWindow};
 
 impl Analyzer<'_> {
     /// The source of `q`'s rows and their column names when `q` is a window query; None when
@@ -25,14 +25,16 @@ impl Analyzer<'_> {
         if !self.has_window(s) || self.is_aggregate(s) {
             return Ok(None);
         }
-        if self.window.is_some() || self.recursive.is_some() {
-            return full(Why::SecondWindowSubquery);
+        if self.recursive.is_some() {
+            return full(Why::WindowSubqueryWithRecursion);
+        }
+        let text = standalone(q, scope);
+        if let Some(&source) = self.window_sources.get(&text.to_string()) {
+            return Ok(Some((source, self.sources[source].columns.clone())));
         }
         let inner = self.query_scope(q, scope)?;
         let window = self.windowed(s, &inner)?;
-        let described = self
-            .db
-            .query(&format!("DESCRIBE {}", standalone(q, scope)))?;
+        let described = self.db.query(&format!("DESCRIBE {text}"))?;
         let column =
             |r: &[Option<String>], i: usize| r.get(i).cloned().flatten().unwrap_or_default();
         let names: Vec<String> = described.iter().map(|r| column(r, 0)).collect();
@@ -44,20 +46,21 @@ impl Analyzer<'_> {
         if let Some(n) = names.iter().find(|n| key(n)) {
             return full(Why::WindowSubqueryColumn.with(n));
         }
-        let id = self.id;
+        let name = format!("win_{}_{}", self.id, self.windows.len() + 1);
         self.sources.push(Source {
             catalog: None,
             schema: "_duckmv".into(),
-            name: format!("win_{id}"),
+            name: name.clone(),
             kind: SourceKind::Window,
             view_id: None,
             columns: names.clone(),
-            relation: win_table(id),
-            delta: Some(win_change(id)),
+            relation: format!("_duckmv.{name}"),
+            delta: Some(format!("_duckmv.{}", name.replacen("win_", "wd_", 1))),
             log: None,
         });
         let source = self.sources.len() - 1;
-        self.window = Some(SubWindow {
+        self.window_sources.insert(text.to_string(), source);
+        self.windows.push(SubWindow {
             source,
             window,
             types,
@@ -97,11 +100,9 @@ impl Analyzer<'_> {
     ) -> Result<Vec<Vec<Option<String>>>, crate::DbError> {
         let mut sources = self.sources.clone();
         let mut ctes = Vec::new();
-        let kept = [
-            self.window.as_ref().map(|w| (w.source, &w.types)),
-            self.recursion.as_ref().map(|r| (r.source, &r.types)),
-        ];
-        for (i, types) in kept.into_iter().flatten() {
+        let windows = self.windows.iter().map(|w| (w.source, &w.types));
+        let recursion = self.recursion.as_ref().map(|r| (r.source, &r.types));
+        for (i, types) in windows.chain(recursion) {
             let name = format!("_mv_kept{i}");
             let cols = sources[i]
                 .columns

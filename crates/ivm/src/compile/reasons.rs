@@ -127,7 +127,7 @@ reasons! {
         NamedWindow => "a window name without a WINDOW definition",
         UnfoundWindowFunction => "a window function duckmv cannot find",
         LambdaWithWindows => "a lambda in a query with window functions",
-        SecondWindowSubquery => "a second window subquery, or one beside WITH RECURSIVE",
+        WindowSubqueryWithRecursion => "a window subquery beside WITH RECURSIVE",
         WindowSubqueryColumn => "a window subquery column named {}, as duckmv names partition keys",
     }
 }

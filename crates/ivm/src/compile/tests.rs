@@ -526,20 +526,31 @@ fn a_filtered_window_subquery_is_a_window_query() {
                   AS rn FROM t) x, u WHERE x.k = u.k AND rn <= 2";
     let c = compiled(joined, 2);
     assert_eq!(c.full_reason, None);
-    let w = c.plan.window.as_ref().expect("a kept window query");
+    let [w] = c.plan.windows.as_slice() else {
+        panic!("{:?}", c.plan.windows)
+    };
     let src = &c.plan.sources[w.source];
     assert_eq!(src.kind, crate::plan::SourceKind::Window);
     assert_eq!(
-        (src.relation.as_str(), src.columns.len()),
-        ("_duckmv.win_9", 2)
+        (
+            src.relation.as_str(),
+            src.delta.as_deref(),
+            src.columns.len()
+        ),
+        ("_duckmv.win_9_1", Some("_duckmv.wd_9_1"), 2)
     );
     assert!(
         c.plan.strategy.ends_with("window subquery"),
         "{}",
         c.plan.strategy
     );
-    let twice = format!(
-        "{joined} AND x.k IN (SELECT y.k FROM (SELECT k, rank() OVER (ORDER BY v) AS rn FROM t) y)"
-    );
-    assert!(reason(&twice, 2).is_some());
+    // Two window queries are kept apart; one CTE read twice is kept once.
+    let two = "SELECT x.k, y.rn FROM (SELECT k, row_number() OVER (PARTITION BY k ORDER BY v) \
+               AS rn FROM t) x, (SELECT k, rank() OVER (ORDER BY v) AS rn FROM t) y \
+               WHERE x.k = y.k";
+    assert_eq!(compiled(two, 2).plan.windows.len(), 2);
+    let shared = "WITH w AS (SELECT k, rank() OVER (PARTITION BY k ORDER BY v) AS rn FROM t) \
+                  SELECT a.k, b.rn FROM w AS a, w AS b WHERE a.k = b.rn";
+    let c = compiled(shared, 2);
+    assert_eq!((c.full_reason, c.plan.windows.len()), (None, 1));
 }

@@ -1,8 +1,8 @@
 //! A window query read as a FROM item beside other relations (`SELECT … FROM (SELECT k, v,
 //! row_number() OVER (PARTITION BY k ORDER BY v DESC) AS rn FROM t) x JOIN u ON … WHERE x.rn =
-//! 1`), kept by the view as rows of its own: `_duckmv.win_<id>` holds them, each after its
+//! 1`), kept by the view as rows of its own: `_duckmv.win_<id>_<n>` holds them, each after its
 //! partition key (`_p1.._pk`), and the view's query reads them as a source whose change is
-//! `_duckmv.wd_<id>`, so the rest of the view is maintained by whatever rule its query has.
+//! `_duckmv.wd_<id>_<n>`, so the rest of the view is maintained by whatever rule its query has.
 //!
 //! Rule, as for a view of window functions (`windowed`): every window function of the query
 //! partitions by at least the keys `_p`, so a partition's rows depend only on the input rows of
@@ -29,14 +29,17 @@ pub struct SubWindow {
     pub types: Vec<String>,
 }
 
-/// The table holding the window query's rows.
-pub fn win_table(id: i64) -> String {
-    format!("_duckmv.win_{id}")
+/// The table holding the window query's rows (its source's relation).
+pub fn win_table<'p>(plan: &'p Plan, sw: &SubWindow) -> &'p str {
+    &plan.sources[sw.source].relation
 }
 
-/// The table holding their change in a refresh, with `_mv_mult`.
-pub fn win_change(id: i64) -> String {
-    format!("_duckmv.wd_{id}")
+/// The table holding their change in a refresh, with `_mv_mult` (its source's change).
+pub fn win_change<'p>(plan: &'p Plan, sw: &SubWindow) -> &'p str {
+    plan.sources[sw.source]
+        .delta
+        .as_deref()
+        .expect("a kept window query's source has a change table")
 }
 
 impl SubWindow {
@@ -66,7 +69,7 @@ pub fn window_change_sql(plan: &Plan, sw: &SubWindow, changed: &[bool]) -> Optio
     let partitions = touched(plan, &sw.window, changed)?;
     let set = || From::table(Name::of("_mv_t"), "_mv_w");
     let mult = |m: i64| Item::named(Expr::Int(m).big_int(), "_mv_mult");
-    let kept = From::table(Name::of(&win_table(plan.id)), "_mv_s");
+    let kept = From::table(Name::of(win_table(plan, sw)), "_mv_s");
     let old = Select::new(vec![Item::Star, mult(-1)], vec![kept]).filtered([in_partitions(
         set(),
         &sw.window,
@@ -85,18 +88,18 @@ pub fn window_change_sql(plan: &Plan, sw: &SubWindow, changed: &[bool]) -> Optio
             Query::select(new),
         ])),
     };
-    Some(Stmt::insert(Name::of(&win_change(plan.id)), change))
+    Some(Stmt::insert(Name::of(win_change(plan, sw)), change))
 }
 
 /// `DELETE FROM win` the rows of the partitions whose old rows the change holds.
 pub fn window_clear_sql(plan: &Plan, sw: &SubWindow) -> Stmt {
-    let old = From::table(Name::of(&win_change(plan.id)), "_mv_w");
+    let old = From::table(Name::of(win_change(plan, sw)), "_mv_w");
     let any = Select::new(vec![Item::Expr(Expr::Int(1), None)], vec![old]).filtered([
         ir::col("_mv_w", "_mv_mult").bin(Op::Lt, Expr::Int(0)),
         ir::same_cols("_mv_s", "_mv_w", &keys(&sw.window)),
     ]);
     Stmt::Delete {
-        from: Name::of(&win_table(plan.id)),
+        from: Name::of(win_table(plan, sw)),
         alias: Some("_mv_s".into()),
         filter: vec![ir::exists(Query::select(any))],
     }
@@ -113,13 +116,13 @@ pub fn window_fill_sql(plan: &Plan, sw: &SubWindow) -> Stmt {
         .map(|c| Item::Expr(ir::bare(c.clone()), None))
         .collect();
     let change = From::Table {
-        name: Name::of(&win_change(plan.id)),
+        name: Name::of(win_change(plan, sw)),
         alias: None,
     };
     let new =
         Select::new(items, vec![change]).filtered([ir::bare("_mv_mult").bin(Op::Gt, Expr::Int(0))]);
     Stmt::Insert {
-        into: Name::of(&win_table(plan.id)),
+        into: Name::of(win_table(plan, sw)),
         columns,
         query: Query::select(new),
     }
@@ -127,7 +130,7 @@ pub fn window_fill_sql(plan: &Plan, sw: &SubWindow) -> Stmt {
 
 /// `DELETE FROM win; INSERT INTO win <all rows>`.
 pub fn window_refill_sql(plan: &Plan, sw: &SubWindow) -> [Stmt; 2] {
-    let win = Name::of(&win_table(plan.id));
+    let win = Name::of(win_table(plan, sw));
     [
         Stmt::delete_all(win.clone()),
         Stmt::insert(win, window_rows_sql(plan, sw)),

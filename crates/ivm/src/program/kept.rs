@@ -3,6 +3,7 @@
 //! query's read as a FROM item (`plan::sub_window`).
 
 use super::{run, Step};
+use crate::ir::{Name, Stmt};
 use crate::plan::{self, Plan};
 
 /// For a view over a recursive query whose tables changed: the steps finding the rows the
@@ -45,27 +46,32 @@ pub(super) fn recursion_change(plan: &Plan, changed: &[bool], lost: bool) -> Vec
     steps
 }
 
-/// For a view reading a window query as a FROM item whose tables changed: the steps writing
-/// the change of its kept rows for the touched partitions and applying it, before the view
-/// reads it as their source's change (see `plan::sub_window`).
-pub(super) fn window_change(plan: &Plan, changed: &[bool]) -> Vec<Step> {
-    let Some(w) = plan.window.as_ref().filter(|w| changed[w.source]) else {
-        return Vec::new();
-    };
-    let Some(change) = plan::window_change_sql(plan, w, changed) else {
-        return Vec::new();
-    };
-    vec![
-        run(
-            "find the window query's rows of the partitions the change touches, old and new",
-            change,
-            false,
-        ),
-        run(
+/// For a view reading window queries as FROM items whose tables changed: the steps writing
+/// the change of each one's kept rows for the partitions the change touches and applying it,
+/// before the view reads it as their source's change (see `plan::sub_window`); and the steps
+/// emptying those changes after it.
+pub(super) fn window_change(plan: &Plan, changed: &[bool]) -> (Vec<Step>, Vec<Step>) {
+    let mut steps = Vec::new();
+    let mut emptied = Vec::new();
+    for w in plan.windows.iter().filter(|w| changed[w.source]) {
+        let Some(change) = plan::window_change_sql(plan, w, changed) else {
+            continue;
+        };
+        let what = "find the window query's rows of the partitions the change touches, old and new";
+        steps.push(run(what, change, false));
+        let clear = plan::window_clear_sql(plan, w);
+        steps.push(run(
             "delete its kept rows of those partitions",
-            plan::window_clear_sql(plan, w),
+            clear,
             false,
-        ),
-        run("keep their new rows", plan::window_fill_sql(plan, w), false),
-    ]
+        ));
+        steps.push(run(
+            "keep their new rows",
+            plan::window_fill_sql(plan, w),
+            false,
+        ));
+        let sql = Stmt::delete_all(Name::of(plan::win_change(plan, w)));
+        emptied.push(run("empty the window query's change", sql, false));
+    }
+    (steps, emptied)
 }
