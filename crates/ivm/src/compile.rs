@@ -25,6 +25,7 @@ mod from;
 mod grouped_window;
 mod grouping_sets;
 mod joins;
+mod kept_groups;
 mod kept_window;
 mod levels;
 mod lift;

@@ -32,6 +32,13 @@ impl Analyzer<'_> {
             if matches!(f.label().as_str(), "sum" | "avg" | "mean") {
                 return full(Why::FloatSumInAggregateSubquery);
             }
+            let probe = super::probe::Probe::new(scope).block(s);
+            let alone = !self.correlated(s, &agg) && self.db.binds_alone(&probe.to_string());
+            if alone {
+                if let Some(kept) = self.kept_groups(s, scope)? {
+                    return Ok(kept);
+                }
+            }
             return full(Why::FunctionInAggregateSubquery.with(f.label()));
         }
         // A DISTINCT aggregate is not invertible: whether a row taken back removes a distinct

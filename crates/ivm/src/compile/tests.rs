@@ -11,6 +11,7 @@ impl Sql for Fake {
     fn exec(&mut self, _sql: &str) -> Result<u64, DbError> {
         Ok(0)
     }
+
     fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DbError> {
         let s = |v: &str| Some(v.to_string());
         if sql.contains("duckdb_functions()") {
