@@ -295,20 +295,15 @@ fn a_window_subquery_joined_with_a_table_is_refreshed_by_partition() {
         strategy(&mut db, "latest"),
         "incremental: projection over inner join, window subquery"
     );
-    for change in [
+    let changes = [
         "INSERT INTO o VALUES (9000, 5, 1, 9000)",
         "DELETE FROM o WHERE id = 9000",
         "UPDATE o SET ts = ts + 100000 WHERE id = 17",
         "UPDATE o SET cust = 6 WHERE id = 17",
         "UPDATE c SET name = 'six' WHERE id = 6; DELETE FROM o WHERE cust = 7",
         "INSERT INTO o VALUES (9001, NULL, 3, 1), (9002, NULL, 4, 2), (9003, 60, 5, 3)",
-    ] {
-        db.run(change);
-        db.refresh("latest");
-        let mode = db.text("SELECT last_refresh_mode FROM duckmv.views WHERE name = 'latest'");
-        assert_eq!(mode[0][0].as_deref(), Some("incremental"), "{change}");
-        db.assert_oracle("latest", q, change);
-    }
+    ];
+    incremental_after_each(&mut db, "latest", q, &changes);
     // One key's change rewrites that key's 100 window rows and keeps the others where they
     // are (rows written again get new row ids).
     let id = db.count("SELECT id FROM _duckmv.views WHERE name = 'latest'");
@@ -979,18 +974,13 @@ fn a_recursive_view_takes_in_inserts_deletes_and_updates() {
     assert_eq!(last_refresh(&mut db, "tc").0, "incremental");
     assert_eq!(db.count("SELECT count(*) FROM tc"), 202 * 202);
     db.assert_oracle("tc", q, "after closing the cycle");
-    for change in [
+    let changes = [
         "DELETE FROM e WHERE src = 100",
         "UPDATE e SET dst = 3 WHERE src = 150",
         "DELETE FROM e WHERE src = 7; INSERT INTO e VALUES (100, 101), (NULL, 4), (4, NULL)",
         "DELETE FROM e WHERE src IS NULL OR dst IS NULL OR src % 50 = 1",
-    ] {
-        db.run(change);
-        db.refresh("tc");
-        let (mode, _, why) = last_refresh(&mut db, "tc");
-        assert_eq!(mode, "incremental", "{change}: {why}");
-        db.assert_oracle("tc", q, change);
-    }
+    ];
+    incremental_after_each(&mut db, "tc", q, &changes);
 }
 
 /// WITH RECURSIVE over UNION ALL (paths counted in a graph without cycles): a deleted or
@@ -1005,18 +995,25 @@ fn a_recursive_path_count_takes_back_the_paths_of_a_deleted_edge() {
              FROM p, e WHERE p.b = e.src) SELECT a, b, count(*) AS n FROM p GROUP BY a, b";
     db.create("paths", q);
     db.assert_oracle("paths", q, "after create");
-    for change in [
+    let changes = [
         "DELETE FROM e WHERE src = 6 AND dst = 7",
         "INSERT INTO e VALUES (6, 7), (6, 7)",
         "UPDATE e SET dst = 9 WHERE src = 3 AND dst = 5",
         "DELETE FROM e WHERE src = 6 AND dst = 7; INSERT INTO e VALUES (1, 13), (NULL, 2)",
         "DELETE FROM e WHERE src % 4 = 0",
-    ] {
+    ];
+    incremental_after_each(&mut db, "paths", q, &changes);
+}
+
+/// Runs each change, refreshes `view` and checks the refresh was incremental and the view
+/// equals its query `q`.
+fn incremental_after_each(db: &mut Db, view: &str, q: &str, changes: &[&str]) {
+    for change in changes {
         db.run(change);
-        db.refresh("paths");
-        let (mode, _, why) = last_refresh(&mut db, "paths");
+        db.refresh(view);
+        let (mode, _, why) = last_refresh(db, view);
         assert_eq!(mode, "incremental", "{change}: {why}");
-        db.assert_oracle("paths", q, change);
+        db.assert_oracle(view, q, change);
     }
 }
 

@@ -111,28 +111,7 @@ impl Analyzer<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::compile::tests::Fake;
-    use crate::compile::{compile, Compiled};
-    use crate::{DbError, Sql};
-
-    /// The test catalog, where every subquery binds on its own.
-    struct Binds;
-    impl Sql for Binds {
-        fn exec(&mut self, sql: &str) -> Result<u64, DbError> {
-            Fake.exec(sql)
-        }
-        fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DbError> {
-            Fake.query(sql)
-        }
-        fn binds_alone(&mut self, _sql: &str) -> bool {
-            true
-        }
-    }
-
-    fn compiled(q: &str, ncols: usize) -> Compiled {
-        let cols = (1..=ncols).map(|i| format!("col{i}")).collect();
-        compile(&mut Binds, 9, q, cols, vec!["INTEGER".into(); ncols]).unwrap()
-    }
+    use crate::compile::tests::compiled_alone as compiled;
 
     /// An order-bound aggregate in a grouped subquery is kept as the window query with its
     /// rows (one per group, duplicates removed per partition); without every key among its

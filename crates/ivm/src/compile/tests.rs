@@ -480,14 +480,18 @@ fn union_branches_may_aggregate() {
         } else {
             2
         };
-        let cols: Vec<String> = (1..=n).map(|i| format!("col{i}")).collect();
-        let c = compile(&mut Alone, 9, q, cols, vec!["INTEGER".into(); n]).unwrap();
-        assert_eq!(c.full_reason, None, "{q}");
+        assert_eq!(compiled_alone(q, n).full_reason, None, "{q}");
     }
     assert_eq!(
         reason("SELECT DISTINCT k FROM t UNION ALL SELECT k FROM u", 1).as_deref(),
         Some("DISTINCT ON, or DISTINCT inside UNION ALL")
     );
+}
+
+/// [`compiled`] where every subquery binds on its own: none is correlated.
+pub(crate) fn compiled_alone(q: &str, ncols: usize) -> Compiled {
+    let cols: Vec<String> = (1..=ncols).map(|i| format!("col{i}")).collect();
+    compile(&mut Alone, 9, q, cols, vec!["INTEGER".into(); ncols]).unwrap()
 }
 
 /// [`Fake`] where every subquery binds on its own: none is correlated.
