@@ -304,8 +304,9 @@ fn a_window_subquery_joined_with_a_table_is_refreshed_by_partition() {
         "INSERT INTO o VALUES (9001, NULL, 3, 1), (9002, NULL, 4, 2), (9003, 60, 5, 3)",
     ];
     incremental_after_each(&mut db, "latest", q, &changes);
-    // One key's change rewrites that key's 100 window rows and keeps the others where they
-    // are (rows written again get new row ids).
+    // One key's change rewrites that key's window rows (its latest one: `o.rn = 1` is kept
+    // as the window query's QUALIFY) and keeps the others where they are (rows written again
+    // get new row ids).
     let id = db.count("SELECT id FROM _duckmv.views WHERE name = 'latest'");
     let ids = |db: &Db, cust: i64| {
         let sql = format!(
@@ -313,6 +314,12 @@ fn a_window_subquery_joined_with_a_table_is_refreshed_by_partition() {
         );
         db.count(&sql)
     };
+    let kept = format!("SELECT count(*) FROM _duckmv.win_{id}_1");
+    assert_eq!(
+        db.count(&kept),
+        51,
+        "one row per customer, NULL and 60 included"
+    );
     let (k20, k21) = (ids(&db, 20), ids(&db, 21));
     db.run("UPDATE o SET amount = amount + 1 WHERE id = 20");
     db.refresh("latest");

@@ -42,6 +42,7 @@ mod subagg;
 mod support;
 mod whole_call;
 mod window;
+mod window_filter;
 mod window_subquery;
 
 use super::ops::{Exists, Guard};
@@ -261,6 +262,8 @@ struct Analyzer<'a> {
     /// the source each query's text is read as (a CTE read twice is kept once).
     windows: Vec<super::plan::SubWindow>,
     window_sources: HashMap<String, usize>,
+    /// How many FROM items read each kept window query's source so far.
+    window_reads: HashMap<usize, usize>,
 }
 
 type Scope = Vec<(String, Query)>;
@@ -333,6 +336,7 @@ impl<'a> Analyzer<'a> {
             recursion: None,
             windows: Vec::new(),
             window_sources: HashMap::new(),
+            window_reads: HashMap::new(),
         })
     }
 

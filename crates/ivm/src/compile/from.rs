@@ -65,6 +65,7 @@ impl Analyzer<'_> {
         if let Some(w) = &s.selection {
             self.where_clause(w, scope, &mut out, &mut preds)?;
         }
+        self.push_into_windows(&out, &preds);
         out.filter = UserExpr::all(preds);
         Ok(out)
     }

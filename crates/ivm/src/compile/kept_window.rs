@@ -30,6 +30,7 @@ impl Analyzer<'_> {
         }
         let text = standalone(q, scope);
         if let Some(&source) = self.window_sources.get(&text.to_string()) {
+            *self.window_reads.entry(source).or_default() += 1;
             return Ok(Some((source, self.sources[source].columns.clone())));
         }
         let inner = self.query_scope(q, scope)?;
@@ -60,6 +61,7 @@ impl Analyzer<'_> {
         });
         let source = self.sources.len() - 1;
         self.window_sources.insert(text.to_string(), source);
+        self.window_reads.insert(source, 1);
         self.windows.push(SubWindow {
             source,
             window,
