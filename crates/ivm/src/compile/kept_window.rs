@@ -4,7 +4,7 @@
 //! A window query the outer query only projects and filters is merged into it instead
 //! (`window_subquery`). Probes of the definition read such rows as typed stand-ins.
 
-use sqlparser::ast::{Query, SetExpr, With};
+use sqlparser::ast::{Query, SetExpr};
 
 use super::reasons::Why;
 use super::{full, Analyzer, Scope, R};
@@ -28,7 +28,8 @@ impl Analyzer<'_> {
         if self.recursive.is_some() {
             return full(Why::WindowSubqueryWithRecursion);
         }
-        let text = standalone(q, scope);
+        // With the CTEs of its scope in front: a query DuckDB describes alone.
+        let text = super::probe::Probe::new(scope).query(q);
         if let Some(&source) = self.window_sources.get(&text.to_string()) {
             *self.window_reads.entry(source).or_default() += 1;
             return Ok(Some((source, self.sources[source].columns.clone())));
@@ -70,25 +71,6 @@ impl Analyzer<'_> {
         self.features.insert("window subquery");
         Ok(Some((source, names)))
     }
-}
-
-/// `q` with the CTEs of `scope` it may read written before its own: a query DuckDB can
-/// describe alone.
-fn standalone(q: &Query, scope: &Scope) -> Query {
-    let mut ctes: Vec<_> = scope
-        .iter()
-        .map(|(name, body)| super::probe::cte(name, body))
-        .collect();
-    let mut out = q.clone();
-    if let Some(w) = &q.with {
-        ctes.extend(w.cte_tables.iter().cloned());
-    }
-    out.with = (!ctes.is_empty()).then(|| With {
-        with_token: sqlparser::ast::helpers::attached_token::AttachedToken::empty(),
-        recursive: false,
-        cte_tables: ctes,
-    });
-    out
 }
 
 impl Analyzer<'_> {

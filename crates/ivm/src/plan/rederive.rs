@@ -125,12 +125,8 @@ pub(super) fn typed(plan: &Plan, r: &Recursion, values: Vec<Expr>) -> Vec<Item> 
 }
 
 /// `alias.c` equals `other.c` (NULLs equal) for each of r's columns.
-fn same_row(plan: &Plan, r: &Recursion, alias: &'static str, other: &'static str) -> Expr {
-    let cols = &plan.sources[r.source].columns;
-    ir::all(
-        cols.iter()
-            .map(|c| ir::col(alias, c.clone()).bin(Op::Same, ir::col(other, c.clone()))),
-    )
+fn same_row(plan: &Plan, r: &Recursion, alias: &str, other: &str) -> Expr {
+    ir::same_cols(alias, other, &plan.sources[r.source].columns)
 }
 
 /// Step 1: `INSERT INTO rd` the rows of D with −1, or None when r reads no changed table.
