@@ -41,8 +41,8 @@ fn keys_of(rel: &str, keys: &[String]) -> Vec<Item> {
         .collect()
 }
 
-/// `GROUP BY rel.g1, … [, extra]`, or `GROUP BY extra` alone, or none.
-fn group_by(rel: &str, keys: &[String], extra: Option<Expr>) -> GroupBy {
+/// `GROUP BY rel.g1, … [, extra…]`, or `GROUP BY extra…` alone, or none.
+fn group_by(rel: &str, keys: &[String], extra: Vec<Expr>) -> GroupBy {
     let mut cols: Vec<Expr> = keys
         .iter()
         .map(|g| ir::col(rel.to_string(), g.clone()))
@@ -126,8 +126,9 @@ fn mattering(keys: &[String], kept: &[(&AggFn, &Kept)]) -> Cte {
     items.push(Item::Expr(ir::col("_mv_r", "_mv_mult"), None));
     let mut any = Vec::new();
     for (f, kept) in kept {
-        any.push(matters(f, kept));
-        items.push(Item::named(matters(f, kept), format!("_mv_m{}", f.slot)));
+        let m = matters(f, kept);
+        any.push(m.clone());
+        items.push(Item::named(m, format!("_mv_m{}", f.slot)));
         items.push(Item::named(
             ir::col("_mv_st", o(f.slot)),
             format!("_mv_o{}", f.slot),
@@ -150,24 +151,26 @@ fn mattering(keys: &[String], kept: &[(&AggFn, &Kept)]) -> Cte {
 /// group only when some row matters.
 fn groups(keys: &[String], kept: &[(&AggFn, &Kept)]) -> Cte {
     let mut items = keys_of("_mv_r", keys);
+    let any = |col: String| {
+        let any = ir::call("bool_or", vec![ir::col("_mv_r", col)]);
+        ir::call("coalesce", vec![any, Expr::Bool(false)])
+    };
     for (f, _) in kept {
-        for flag in ["_mv_m", "_mv_o"] {
-            let any = ir::call(
-                "bool_or",
-                vec![ir::col("_mv_r", format!("{flag}{}", f.slot))],
-            );
-            let name = if flag == "_mv_m" { "_mv_r" } else { flag };
-            items.push(Item::named(
-                ir::call("coalesce", vec![any, Expr::Bool(false)]),
-                format!("{name}{}", f.slot),
-            ));
-        }
+        let slot = f.slot;
+        items.push(Item::named(
+            any(format!("_mv_m{slot}")),
+            format!("_mv_r{slot}"),
+        ));
+        items.push(Item::named(
+            any(format!("_mv_o{slot}")),
+            format!("_mv_o{slot}"),
+        ));
     }
     let mut s = select(
         items,
         cte_ref("_mv_rk".into(), "_mv_r"),
         Vec::new(),
-        group_by("_mv_r", keys, None),
+        group_by("_mv_r", keys, Vec::new()),
     );
     s.having = vec![Expr::CountStar.bin(Op::Gt, Expr::Int(0))];
     Cte {
@@ -262,17 +265,11 @@ fn cut(keys: &[String], kept: &[(&AggFn, &Kept)]) -> Cte {
     let mut items = keys_of("_mv_u", keys);
     items.extend(values.iter().map(|v| Item::Expr(v.clone(), None)));
     items.push(Item::named(net(), "_mv_n"));
-    let mut grouped = group_by("_mv_u", keys, None);
-    if let GroupBy::Exprs(cols) = &mut grouped {
-        cols.extend(values);
-    } else {
-        grouped = GroupBy::Exprs(values);
-    }
     let mut counted = select(
         items,
         From::query(to_net(keys, kept), "_mv_u"),
         Vec::new(),
-        grouped,
+        group_by("_mv_u", keys, values),
     );
     counted.having = vec![net().bin(Op::Gt, Expr::Int(0))];
     let copies = ir::call(
@@ -302,7 +299,7 @@ fn cut(keys: &[String], kept: &[(&AggFn, &Kept)]) -> Cte {
         items,
         From::query(Query::select(repeated), "_mv_y"),
         Vec::new(),
-        group_by("_mv_y", keys, None),
+        group_by("_mv_y", keys, Vec::new()),
     );
     Cte {
         name: "_mv_c".into(),
