@@ -320,7 +320,7 @@ async fn cancelling_changes_never_reach_the_delta_queries() {
         logged, "k,g,v",
         "the log of t carries the columns views read"
     );
-    for name in ["joined", "middles"] {
+    for (name, summed) in [("joined", true), ("middles", true), ("extremes", false)] {
         let pending = dump(
             &c,
             &format!("SELECT pending FROM duckmv.views WHERE name = '{name}'"),
@@ -339,7 +339,12 @@ async fn cancelling_changes_never_reach_the_delta_queries() {
         )
         .await;
         let seen = dump(&c, &format!("SELECT count(*) FROM {reader}")).await;
-        assert_eq!(seen, "0", "{name} reads cancelled changes through {reader}");
+        if summed {
+            assert_eq!(seen, "0", "{name} reads cancelled changes through {reader}");
+        } else {
+            // Kept extremes net the rows themselves: the log's rows reach them as they are.
+            assert_ne!(seen, "0", "{name} reads its change summed through {reader}");
+        }
     }
     for (name, q) in views {
         exec(&c, &format!("REFRESH MATERIALIZED VIEW {name}")).await;

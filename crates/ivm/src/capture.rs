@@ -331,11 +331,11 @@ pub fn delta_view_sql(plan: &Plan, create: &str, source: &Source) -> Option<Stri
 /// Whether `plan` reads its changes consolidated. A plan whose one input is one source read by
 /// one block, kept as a bag or in invertible aggregates, sums the signs of equal rows in its
 /// own GROUP BY, so cancelling rows cost it nothing and consolidating first would group the
-/// change twice (about 3 ms for 8,000 log rows here, 147 ms for 800,000). MIN/MAX with kept
-/// values net their change rows per group and value themselves (`plan::kept`), so they count
-/// as such. Joins, existence tests, outer joins and MIN/MAX without kept values would carry
-/// cancelling rows through lookups, or rescan a group for a deleted extreme that came back;
-/// a recursive query over-deletes what a lost row derived.
+/// change twice (about 3 ms for 8,000 log rows here, 147 ms for 800,000); so do MIN/MAX with
+/// kept values (`Aggregator::nets_its_change`). Joins, existence tests, outer joins and
+/// MIN/MAX without kept values would carry cancelling rows through lookups, or rescan a group
+/// for a deleted extreme that came back; a recursive query over-deletes what a lost row
+/// derived.
 pub fn consolidates(plan: &Plan) -> bool {
     if plan.recursion.is_some() {
         // A row inserted and deleted again must not look like a delete, which over-deletes
@@ -358,10 +358,7 @@ pub fn consolidates(plan: &Plan) -> bool {
             rel: Rel::Block(b), ..
         } => !lone(b),
         Body::Aggregate(a) => {
-            let nets = a.state_fns().all(|f| {
-                let agg = crate::agg::of(f);
-                agg.invertible() || agg.kept().is_some()
-            });
+            let nets = a.state_fns().all(|f| crate::agg::of(f).nets_its_change());
             !(a.copies.is_empty() && lone(&a.input) && nets)
         }
         _ => true,

@@ -124,6 +124,11 @@ impl Aggregator for Kept {
     fn invertible(&self) -> bool {
         false
     }
+    /// The rows that matter to a list are netted per group and value (`plan::kept`), so a
+    /// value deleted and inserted again leaves the list as it was.
+    fn nets_its_change(&self) -> bool {
+        true
+    }
     fn kept(&self) -> Option<&Kept> {
         Some(self)
     }

@@ -141,6 +141,12 @@ pub trait Aggregator: Sync {
     }
     /// Whether the state before a change is the state after minus the change's.
     fn invertible(&self) -> bool;
+    /// Whether change rows that cancel (a row inserted and deleted again) leave the state as
+    /// it was without being summed away first: then a view of such aggregates over one table
+    /// reads its change as logged (`capture::consolidates`).
+    fn nets_its_change(&self) -> bool {
+        self.invertible()
+    }
     /// For kept extremes: the order of the values kept (the change's list is computed apart,
     /// by `plan::kept`).
     fn kept(&self) -> Option<&kept::Kept> {
