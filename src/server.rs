@@ -13,11 +13,13 @@ use crate::engine::Database;
 use crate::session::{Session, Shared};
 use crate::wire::{CancelRegistry, Connection};
 
+mod spool;
+use spool::Spool;
+
 pub async fn run(config: Config) -> anyhow::Result<()> {
     let db = Database::open(&config.database)
         .with_context(|| format!("opening database {}", config.database))?;
-    // COPY FROM STDIN data is spooled here for DuckDB to load; a directory of its own with an
-    // unguessable name, readable by the server's user only, removed at exit.
+    // COPY FROM STDIN data is spooled here for DuckDB to load.
     let spool = Spool::create()?;
     if !config.allow_file_access {
         db.restrict_files(spool.path())?;
@@ -89,36 +91,6 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     }
     info!("stopped");
     Ok(())
-}
-
-/// The COPY spool directory; removed with everything in it when the server stops.
-struct Spool(std::path::PathBuf);
-
-impl Spool {
-    fn create() -> anyhow::Result<Spool> {
-        use std::os::unix::fs::DirBuilderExt;
-        let name = format!(
-            "duckmv-spool-{}-{:032x}",
-            std::process::id(),
-            rand::random::<u128>()
-        );
-        let path = std::env::temp_dir().join(name);
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .create(&path)
-            .with_context(|| format!("creating the COPY spool directory {}", path.display()))?;
-        Ok(Spool(path))
-    }
-
-    fn path(&self) -> &std::path::Path {
-        &self.0
-    }
-}
-
-impl Drop for Spool {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 fn auth_config(config: &Config) -> anyhow::Result<crate::wire::AuthConfig> {

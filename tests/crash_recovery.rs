@@ -269,3 +269,66 @@ async fn kill_9_loses_no_acknowledged_commit() {
         "only {acked} rows were acknowledged in {cycles} cycles"
     );
 }
+
+/// The COPY spool directories in `tmp`, by name.
+fn spools(tmp: &std::path::Path) -> BTreeSet<String> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("duckmv-spool-"))
+        .collect()
+}
+
+fn spool_of(tmp: &std::path::Path, server: &TestServer) -> String {
+    let prefix = format!("duckmv-spool-{}-", server.pid);
+    let mine: Vec<String> = spools(tmp)
+        .into_iter()
+        .filter(|n| n.starts_with(&prefix))
+        .collect();
+    assert_eq!(mine.len(), 1, "spools of pid {}: {mine:?}", server.pid);
+    mine[0].clone()
+}
+
+/// A server killed in the middle of a COPY cannot remove its spool directory, which holds the
+/// rows copied so far. The next server to start in the same temporary directory removes it, and
+/// leaves alone the spool of a server that is still running.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_next_start_removes_a_killed_servers_copy_spool() {
+    let tmp = tempfile::tempdir().unwrap();
+    let env = [("TMPDIR", tmp.path().to_str().unwrap())];
+    let killed = TestServer::start_with_args_env(&[], &env);
+    let dead = tmp.path().join(spool_of(tmp.path(), &killed));
+    let c = killed.client().await;
+    exec(&c, "CREATE TABLE t (x int)").await;
+    let mut sink = Box::pin(c.copy_in("COPY t FROM STDIN").await.unwrap());
+    sink.send(bytes::Bytes::from("1\n2\n")).await.unwrap();
+    let spooled = || {
+        std::fs::read_dir(&dead)
+            .map(|d| d.flatten().any(|e| e.file_name() != ".lock"))
+            .unwrap_or(false)
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !spooled() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(spooled(), "the COPY spooled no file in {}", dead.display());
+    drop(sink);
+    drop(killed); // SIGKILL
+    assert!(dead.exists(), "a killed server cannot remove its spool");
+
+    let running = TestServer::start_with_args_env(&[], &env);
+    let live = spool_of(tmp.path(), &running);
+    assert_eq!(spools(tmp.path()), BTreeSet::from([live.clone()]));
+
+    let next = TestServer::start_with_args_env(&[], &env);
+    let other = spool_of(tmp.path(), &next);
+    assert_eq!(spools(tmp.path()), BTreeSet::from([live.clone(), other]));
+    next.terminate();
+    assert_eq!(spools(tmp.path()), BTreeSet::from([live]));
+    // The running server's spool still works.
+    let c = running.client().await;
+    exec(&c, "CREATE TABLE t (x int)").await;
+    let mut sink = Box::pin(c.copy_in("COPY t FROM STDIN").await.unwrap());
+    sink.send(bytes::Bytes::from("1\n2\n")).await.unwrap();
+    assert_eq!(sink.as_mut().finish().await.unwrap(), 2);
+}
