@@ -418,6 +418,40 @@ fn copy_from_stdin_is_captured_and_copy_to_stdout_round_trips() {
     );
 }
 
+/// A COPY FROM STDIN that ends its psql session (`psql -c '\copy …'`, a script's last line)
+/// keeps its rows: it commits when it completes, as the query string it ends would, before the
+/// client disconnects. Inside a transaction block it waits for the block's end.
+#[test]
+fn a_copy_that_ends_the_session_keeps_its_rows() {
+    let server = TestServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let tsv = dir.path().join("in.tsv");
+    std::fs::write(&tsv, "1\tone\n2\ttwo\n3\tone\n").unwrap();
+    let copy = format!("\\copy cp from '{}'", tsv.display());
+    let q = "SELECT name, count(*) AS n FROM cp GROUP BY name";
+    server.psql_ok(
+        &["-q", "-v", "ON_ERROR_STOP=1"],
+        &format!("CREATE TABLE cp (id INT, name TEXT);\nCREATE MATERIALIZED VIEW cpv AS {q};\n"),
+    );
+    let copied = server.psql_ok(&["-At", "-v", "ON_ERROR_STOP=1", "-c", &copy], "");
+    assert_eq!(copied.trim(), "COPY 3");
+    server.psql_ok(&["-q", "-v", "ON_ERROR_STOP=1"], &format!("{copy}\n"));
+    let rolled_back = format!("BEGIN;\n{copy}\nROLLBACK;\n");
+    server.psql_ok(&["-q", "-v", "ON_ERROR_STOP=1"], &rolled_back);
+    let check = format!(
+        "REFRESH MATERIALIZED VIEW cpv;
+         SELECT count(*) FROM cp;
+         SELECT count(*) FROM ((SELECT * FROM cpv EXCEPT ALL {q})
+            UNION ALL ({q} EXCEPT ALL SELECT * FROM cpv)) d;"
+    );
+    let out = server.psql_ok(&["-A", "-t", "-q", "-v", "ON_ERROR_STOP=1"], &check);
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        ["6", "0"],
+        "psql printed:\n{out}"
+    );
+}
+
 /// A refresh with nothing pending is answered without asking DuckDB; every way a view can get
 /// work after such a refresh must still reach it: another session's commit (not its
 /// uncommitted writes), a refresh of the view it reads, REFRESH WITH NO DATA, a rolled-back

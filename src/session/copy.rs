@@ -24,6 +24,9 @@ pub struct CopyIn {
     table: Name,
     columns: Option<Vec<String>>,
     options: CopyOptions,
+    /// Started by a simple query, whose last statement it is: its end is the query string's
+    /// (an extended-protocol COPY ends at the client's Sync).
+    pub ends_query: bool,
 }
 
 impl Drop for CopyIn {
@@ -72,6 +75,7 @@ impl CopyIn {
             table: table.clone(),
             columns: columns.clone(),
             options: options.clone(),
+            ends_query: false,
         })
     }
 

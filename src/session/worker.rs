@@ -98,11 +98,19 @@ impl Worker {
                 self.on_error();
                 break;
             }
-            if self.copy_in.is_some() {
-                // COPY FROM STDIN: the data follows; ReadyForQuery comes after it.
+            if let Some(c) = self.copy_in.as_mut() {
+                // COPY FROM STDIN: the data follows; the query string ends with it (`copy_done`).
+                c.ends_query = true;
                 return;
             }
         }
+        self.end_query(out);
+        out.send(Reply::Ready(self.status()));
+    }
+
+    /// The end of a query string or a Sync: its implicit transaction commits (an error
+    /// committing is sent), and what it notified is delivered.
+    fn end_query(&mut self, out: &Out) {
         if self.tx.state == Txn::Implicit {
             if let Err(e) = self.commit_implicit() {
                 out.send(Reply::Error(e));
@@ -110,7 +118,6 @@ impl Worker {
         }
         self.tx.deliver_notes_if_idle(&self.ctx);
         self.tx.release_capture_if_idle();
-        out.send(Reply::Ready(self.status()));
     }
 
     fn run_simple(
@@ -325,13 +332,7 @@ impl Worker {
     /// Sync: ends the implicit transaction of the messages before it.
     pub fn sync(&mut self, out: &Out) {
         self.portals.remove("");
-        if self.tx.state == Txn::Implicit {
-            if let Err(e) = self.commit_implicit() {
-                out.send(Reply::Error(e));
-            }
-        }
-        self.tx.deliver_notes_if_idle(&self.ctx);
-        self.tx.release_capture_if_idle();
+        self.end_query(out);
         out.send(Reply::Ready(self.status()));
     }
 
@@ -369,7 +370,7 @@ impl Worker {
         let Some(c) = self.copy_in.take() else {
             return;
         };
-        let writes = [c.target()];
+        let (writes, ends_query) = ([c.target()], c.ends_query);
         let loaded = c.finish(&self.ctx).and_then(|n| {
             super::immediate::maintain(&mut self.ctx, &mut self.tx, &writes)?;
             Ok(n)
@@ -377,6 +378,10 @@ impl Worker {
         match loaded {
             Ok(n) => {
                 out.send(Reply::Complete(format!("COPY {n}")));
+                // Its rows are acknowledged: a client that disconnects now must keep them.
+                if ends_query {
+                    self.end_query(out);
+                }
             }
             Err(e) => {
                 self.on_error();
