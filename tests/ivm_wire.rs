@@ -452,6 +452,30 @@ fn a_copy_that_ends_the_session_keeps_its_rows() {
     );
 }
 
+/// The same through the extended protocol (tokio-postgres): a client that closes its connection
+/// right after `finish()` returned keeps the rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_extended_copy_that_ends_the_connection_keeps_its_rows() {
+    use futures::SinkExt;
+    let server = TestServer::start();
+    let c = server.client().await;
+    exec(&c, "CREATE TABLE cp (id INT, name TEXT)").await;
+    for _ in 0..2 {
+        let c = server.client().await;
+        let mut sink = Box::pin(c.copy_in("COPY cp FROM STDIN").await.unwrap());
+        sink.send(bytes::Bytes::from("1\tone\n2\ttwo\n"))
+            .await
+            .unwrap();
+        assert_eq!(sink.as_mut().finish().await.unwrap(), 2);
+    }
+    let n: i64 = c
+        .query_one("SELECT count(*) FROM cp", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 4);
+}
+
 /// A refresh with nothing pending is answered without asking DuckDB; every way a view can get
 /// work after such a refresh must still reach it: another session's commit (not its
 /// uncommitted writes), a refresh of the view it reads, REFRESH WITH NO DATA, a rolled-back
