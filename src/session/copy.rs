@@ -24,6 +24,8 @@ pub struct CopyIn {
     table: Name,
     columns: Option<Vec<String>>,
     options: CopyOptions,
+    /// Loaded by INSERTs of bound parameters (`copy_insert`), spooled as the client sent it.
+    by_insert: bool,
     /// Started by a simple query, whose last statement it is: its end is the query string's
     /// (an extended-protocol COPY ends at the client's Sync).
     pub ends_query: bool,
@@ -52,14 +54,21 @@ impl CopyIn {
         options: &CopyOptions,
         out: &Out,
     ) -> Result<CopyIn, SqlError> {
-        // Checks the table exists and counts its columns before any data.
+        // Checks the table and columns exist and learns their types before any data.
+        let cols = columns
+            .as_ref()
+            .map(|cs| {
+                let names: Vec<String> = cs.iter().map(|c| quote_ident(c)).collect();
+                names.join(", ")
+            })
+            .unwrap_or_else(|| "*".into());
         let probe = ctx
             .conn
-            .prepare(&format!("SELECT * FROM {} LIMIT 0", table.quoted()))?;
-        let ncols = columns
-            .as_ref()
-            .map(|c| c.len())
-            .unwrap_or(probe.columns.len());
+            .prepare(&format!("SELECT {cols} FROM {} LIMIT 0", table.quoted()))?;
+        let ncols = probe.columns.len();
+        let types: Vec<_> = probe.columns.iter().map(|c| c.ty.clone()).collect();
+        let by_insert =
+            options.binary || (!options.csv && super::copy_insert::reads_text_by_insert(&types));
         drop(probe);
         // An unguessable name: other sessions' statements may read the spool directory.
         let path = ctx
@@ -67,7 +76,10 @@ impl CopyIn {
             .spool
             .join(format!("copy-{:032x}.csv", rand::random::<u128>()));
         let file = BufWriter::with_capacity(1 << 20, File::create(&path).map_err(io_err)?);
-        out.send(Reply::CopyInResponse(ncols as i16));
+        out.send(Reply::CopyInResponse {
+            columns: ncols as i16,
+            binary: options.binary,
+        });
         Ok(CopyIn {
             path,
             file,
@@ -75,13 +87,14 @@ impl CopyIn {
             table: table.clone(),
             columns: columns.clone(),
             options: options.clone(),
+            by_insert,
             ends_query: false,
         })
     }
 
     /// One CopyData message: spooled as CSV (text-format lines converted as they complete).
     pub fn write(&mut self, data: &[u8]) -> Result<(), SqlError> {
-        if self.options.csv {
+        if self.options.csv || self.by_insert {
             return self.file.write_all(data).map_err(io_err);
         }
         self.partial.extend_from_slice(data);
@@ -106,8 +119,20 @@ impl CopyIn {
         self.table.name.to_ascii_lowercase()
     }
 
-    /// CopyDone: loads the spooled rows with DuckDB's COPY; returns the row count.
+    /// CopyDone: loads the spooled rows with DuckDB's COPY, or with INSERTs (`copy_insert`);
+    /// returns the row count.
     pub fn finish(mut self, ctx: &Context) -> Result<u64, SqlError> {
+        if self.by_insert {
+            self.file.flush().map_err(io_err)?;
+            let text = (!self.options.binary).then_some(&self.options);
+            return super::copy_insert::load(
+                &ctx.conn,
+                &self.table,
+                &self.columns,
+                &self.path,
+                text,
+            );
+        }
         if !self.options.csv && !self.partial.is_empty() && self.partial != b"\\." {
             let mut csv = Vec::new();
             text_line_to_csv(&self.partial, &self.options, &mut csv);

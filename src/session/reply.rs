@@ -91,7 +91,11 @@ pub enum Reply {
     /// The transaction status changed without a ReadyForQuery (COPY done:
     /// the protocol layer sends that itself).
     Status(TxStatus),
-    CopyInResponse(i16),
+    /// COPY FROM STDIN starts: the table's column count and whether the data is binary.
+    CopyInResponse {
+        columns: i16,
+        binary: bool,
+    },
     CopyOutResponse(i16),
     CopyData(Vec<u8>),
     CopyDone,

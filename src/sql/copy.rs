@@ -14,6 +14,8 @@ pub struct CopyOptions {
     pub null: String,
     pub quote: u8,
     pub escape: u8,
+    /// PostgreSQL's binary format (COPY FROM STDIN only).
+    pub binary: bool,
 }
 
 impl CopyOptions {
@@ -25,6 +27,7 @@ impl CopyOptions {
             null: "\\N".into(),
             quote: b'"',
             escape: b'"',
+            binary: false,
         }
     }
 }
@@ -114,6 +117,9 @@ pub fn parse_copy(s: &super::lexed::Lexed) -> Result<Option<Copy>, String> {
             options,
         }
     } else {
+        if options.binary {
+            return Err("COPY TO STDOUT in binary format is not supported".into());
+        }
         let source = match (source_query, table) {
             (Some(q), _) => q,
             (None, Some(t)) => {
@@ -182,13 +188,13 @@ fn parse_options(toks: &[Token]) -> Result<CopyOptions, String> {
                 match f.trim_matches('\'') {
                     "CSV" => o.csv = true,
                     "TEXT" => o.csv = false,
-                    "BINARY" => return Err("COPY in binary format is not supported".into()),
+                    "BINARY" => o.binary = true,
                     other => return Err(format!("COPY format \"{other}\" not recognized")),
                 }
                 j += 1;
             }
             "CSV" => o.csv = true,
-            "BINARY" => return Err("COPY in binary format is not supported".into()),
+            "BINARY" => o.binary = true,
             "HEADER" => {
                 o.header =
                     !(val_is("FALSE") || val_is("OFF") || next.is_some_and(|n| n.text == "0"));
@@ -243,62 +249,74 @@ fn parse_options(toks: &[Token]) -> Result<CopyOptions, String> {
     Ok(o)
 }
 
+/// One line of COPY text format split into its fields, escapes resolved; None for the NULL
+/// marker.
+pub fn text_fields(line: &[u8], o: &CopyOptions) -> Vec<Option<Vec<u8>>> {
+    let null = o.null.as_bytes();
+    line.split(|b| *b == o.delimiter)
+        .map(|field| (field != null).then(|| unescape(field)))
+        .collect()
+}
+
+fn unescape(field: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(field.len());
+    let mut i = 0;
+    while i < field.len() {
+        let c = field[i];
+        let v = if c == b'\\' && i + 1 < field.len() {
+            i += 1;
+            match field[i] {
+                b'b' => 8,
+                b'f' => 12,
+                b'n' => b'\n',
+                b'r' => b'\r',
+                b't' => b'\t',
+                b'v' => 11,
+                b'x' => {
+                    let hex: Vec<u8> = field[i + 1..]
+                        .iter()
+                        .take(2)
+                        .take_while(|d| d.is_ascii_hexdigit())
+                        .copied()
+                        .collect();
+                    i += hex.len();
+                    u8::from_str_radix(std::str::from_utf8(&hex).unwrap_or("0"), 16).unwrap_or(0)
+                }
+                d @ b'0'..=b'7' => {
+                    let mut val = (d - b'0') as u32;
+                    let mut k = 0;
+                    while k < 2 && i + 1 < field.len() && (b'0'..=b'7').contains(&field[i + 1]) {
+                        i += 1;
+                        val = val * 8 + (field[i] - b'0') as u32;
+                        k += 1;
+                    }
+                    val as u8
+                }
+                other => other,
+            }
+        } else {
+            c
+        };
+        out.push(v);
+        i += 1;
+    }
+    out
+}
+
 /// Converts one line of COPY text format (without its newline) to a CSV
 /// record where NULL is an unquoted empty field and every value is quoted.
 pub fn text_line_to_csv(line: &[u8], o: &CopyOptions, out: &mut Vec<u8>) {
-    let null = o.null.as_bytes();
-    for (n, field) in line.split(|b| *b == o.delimiter).enumerate() {
+    for (n, field) in text_fields(line, o).iter().enumerate() {
         if n > 0 {
             out.push(b',');
         }
-        if field == null {
-            continue;
-        }
+        let Some(v) = field else { continue };
         out.push(b'"');
-        let mut i = 0;
-        while i < field.len() {
-            let c = field[i];
-            let v = if c == b'\\' && i + 1 < field.len() {
-                i += 1;
-                match field[i] {
-                    b'b' => 8,
-                    b'f' => 12,
-                    b'n' => b'\n',
-                    b'r' => b'\r',
-                    b't' => b'\t',
-                    b'v' => 11,
-                    b'x' => {
-                        let hex: Vec<u8> = field[i + 1..]
-                            .iter()
-                            .take(2)
-                            .take_while(|d| d.is_ascii_hexdigit())
-                            .copied()
-                            .collect();
-                        i += hex.len();
-                        u8::from_str_radix(std::str::from_utf8(&hex).unwrap_or("0"), 16)
-                            .unwrap_or(0)
-                    }
-                    d @ b'0'..=b'7' => {
-                        let mut val = (d - b'0') as u32;
-                        let mut k = 0;
-                        while k < 2 && i + 1 < field.len() && (b'0'..=b'7').contains(&field[i + 1])
-                        {
-                            i += 1;
-                            val = val * 8 + (field[i] - b'0') as u32;
-                            k += 1;
-                        }
-                        val as u8
-                    }
-                    other => other,
-                }
-            } else {
-                c
-            };
-            if v == b'"' {
+        for &b in v {
+            if b == b'"' {
                 out.push(b'"');
             }
-            out.push(v);
-            i += 1;
+            out.push(b);
         }
         out.push(b'"');
     }

@@ -145,12 +145,13 @@ where
                 client.set_transaction_status(status(s));
                 continue;
             }
-            Reply::CopyInResponse(n) => {
+            Reply::CopyInResponse { columns, binary } => {
                 client.set_state(PgWireConnectionState::CopyInProgress(extended));
+                let format = i8::from(binary);
                 let msg = PgWireBackendMessage::CopyInResponse(CopyInResponse::new(
-                    0,
-                    n,
-                    vec![0; n.max(0) as usize],
+                    format,
+                    columns,
+                    vec![format as i16; columns.max(0) as usize],
                 ));
                 // The client sends its data only once it has this; over the extended protocol
                 // no Sync follows that would flush it (the one pipelined after Execute is

@@ -1,10 +1,11 @@
-"""asyncpg against duckmv: binary protocol, type introspection, a
-materialized view refreshed and read back.
+"""asyncpg against duckmv: binary protocol, type introspection, COPY in binary
+and text, a materialized view refreshed and read back.
 
 Usage: python3 asyncpg_client.py HOST PORT.
 """
 import asyncio
 import datetime
+import io
 import sys
 from decimal import Decimal
 
@@ -82,6 +83,29 @@ async def main(host, port):
     )
     rows = await conn.fetch("SELECT day, n, total FROM apg_daily ORDER BY day")
     check("view rows after UPDATE/DELETE", [tuple(r) for r in rows], [(d1, 1, 3.0), (d2, 2, 18.0)])
+
+    # Bulk loads: copy_records_to_table sends COPY in binary format, copy_to_table in text;
+    # each from a connection closed right after, so the rows must have been committed.
+    records = [
+        (100 + i, "c" if i % 2 else None, d1 if i % 3 else d2, i / 4, i % 5 == 0, Decimal(i) / 100, ["t", str(i)])
+        for i in range(3000)
+    ]
+    loader = await asyncpg.connect(host=host, port=port, user="test", database="test")
+    check("copy_records_to_table (binary COPY)", await loader.copy_records_to_table("apg_events", records=records), "COPY 3000")
+    await loader.close()
+    loader = await asyncpg.connect(host=host, port=port, user="test", database="test")
+    text = io.BytesIO(b"5000\tt\t2024-01-02\t0.5\tt\t1.25\t{a}\n5001\t\\N\t2024-01-01\t1\tf\t\\N\t\\N\n")
+    check("copy_to_table (text COPY)", await loader.copy_to_table("apg_events", source=text), "COPY 2")
+    await loader.close()
+    loaded = await conn.fetch("SELECT * FROM apg_events WHERE id >= 100 AND id < 5000 ORDER BY id")
+    check("rows loaded by binary COPY", [tuple(r) for r in loaded], records)
+    check(
+        "a row loaded by text COPY",
+        tuple(await conn.fetchrow("SELECT * FROM apg_events WHERE id = 5000")),
+        (5000, "t", d2, 0.5, True, Decimal("1.25"), ["a"]),
+    )
+    await conn.execute("REFRESH MATERIALIZED VIEW apg_daily")
+    check("view equals its query after COPY", await conn.fetchval(oracle_sql("apg_daily", daily_q)), 0)
 
     # Array parameters: asyncpg has no built-in codec for int4[] and looks
     # the type up with its introspection query first.

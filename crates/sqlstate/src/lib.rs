@@ -27,6 +27,7 @@ impl SqlState {
     pub const CHARACTER_NOT_IN_REPERTOIRE: SqlState = SqlState("22021");
     pub const INVALID_PARAMETER_VALUE: SqlState = SqlState("22023");
     pub const INVALID_TEXT_REPRESENTATION: SqlState = SqlState("22P02");
+    pub const BAD_COPY_FILE_FORMAT: SqlState = SqlState("22P04");
     pub const INTEGRITY_CONSTRAINT_VIOLATION: SqlState = SqlState("23000");
     pub const NOT_NULL_VIOLATION: SqlState = SqlState("23502");
     pub const FOREIGN_KEY_VIOLATION: SqlState = SqlState("23503");
@@ -79,6 +80,7 @@ const ALL: &[SqlState] = &[
     SqlState::CHARACTER_NOT_IN_REPERTOIRE,
     SqlState::INVALID_PARAMETER_VALUE,
     SqlState::INVALID_TEXT_REPRESENTATION,
+    SqlState::BAD_COPY_FILE_FORMAT,
     SqlState::INTEGRITY_CONSTRAINT_VIOLATION,
     SqlState::NOT_NULL_VIOLATION,
     SqlState::FOREIGN_KEY_VIOLATION,
