@@ -138,7 +138,7 @@ async fn views_on_per_view_delta_tables_move_to_change_logs() {
     assert!(
         server
             .log()
-            .contains("moved to shared change logs: a, b, c"),
+            .contains("brought up to date with this server: a, b, c"),
         "{}",
         server.log()
     );
@@ -173,4 +173,71 @@ async fn views_on_per_view_delta_tables_move_to_change_logs() {
             "{name} after later changes"
         );
     }
+}
+
+/// A database whose views were computed when `/` on integers gave fractions: at start-up the
+/// views that divide are recomputed (once), so they hold what their queries give now.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn views_that_divide_are_recomputed_for_integer_division() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("earlier.duckdb");
+    let halves = "SELECT k, v / 2 AS h FROM t";
+    {
+        let server = TestServer::start_with(&path);
+        let c = server.client().await;
+        exec(
+            &c,
+            "CREATE TABLE t (k INT, v INT); INSERT INTO t SELECT range, range FROM range(1, 50)",
+        )
+        .await;
+        exec(&c, &format!("CREATE MATERIALIZED VIEW halves AS {halves}")).await;
+        exec(&c, &format!("CREATE MATERIALIZED VIEW plain AS {FILTER}")).await;
+        let sevens = text_rows(&c, "SELECT h FROM halves WHERE k = 7").await;
+        assert_eq!(sevens[0][0], "3", "7 / 2 is 3 in PostgreSQL");
+        drop(c);
+        server.terminate();
+    }
+    // What an earlier server left: rows from fractional division, and no mark.
+    {
+        let db = duckdb::Connection::open(&path).unwrap();
+        let id: i64 = db
+            .query_row(
+                "SELECT id FROM _duckmv.views WHERE name = 'halves'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        db.execute_batch(&format!(
+            "UPDATE _duckmv.mv_{id} SET c2 = c2 + 1 WHERE c1 % 2 = 1; \
+             DELETE FROM _duckmv.settings WHERE name = 'division'"
+        ))
+        .unwrap();
+    }
+    let server = TestServer::start_with(&path);
+    let c = server.client().await;
+    assert!(
+        server
+            .log()
+            .contains("brought up to date with this server: halves"),
+        "{}",
+        server.log()
+    );
+    assert_eq!(bag_difference(&c, "halves", halves).await, 0);
+    // The mark is written: the next start recomputes nothing.
+    drop(c);
+    server.terminate();
+    let server = TestServer::start_with(&path);
+    assert!(
+        !server.log().contains("brought up to date"),
+        "{}",
+        server.log()
+    );
+    let c = server.client().await;
+    exec(
+        &c,
+        "INSERT INTO t VALUES (100, 9); DELETE FROM t WHERE k = 3",
+    )
+    .await;
+    exec(&c, "REFRESH MATERIALIZED VIEW halves").await;
+    assert_eq!(bag_difference(&c, "halves", halves).await, 0);
 }

@@ -102,6 +102,10 @@ impl Database {
     pub fn connect(self: &Arc<Self>) -> Result<Conn, EngineError> {
         let conn = self.connect_raw()?;
         conn.exec(&format!("USE {CATALOG}"))?;
+        // PostgreSQL's `/` on integers truncates (7 / 2 = 3) and every division by zero is an
+        // error; DuckDB's default gives 3.5 and Infinity. Every connection divides alike, so a
+        // view's refresh computes what its query does in any session.
+        conn.exec("SET integer_division = true")?;
         Ok(conn)
     }
 

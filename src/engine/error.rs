@@ -54,6 +54,11 @@ impl EngineError {
             }
             _ => m,
         };
+        // DuckDB names the `//` it divides integers with and a server-wide switch no client
+        // may set; PostgreSQL says just this.
+        if m.starts_with("Division by zero in expression") {
+            return "division by zero".into();
+        }
         m.trim().to_string()
     }
 }

@@ -81,6 +81,15 @@ pub fn scope(
             "it would point unqualified names at duckmv's internal objects",
         ));
     }
+    if name == "integer_division" {
+        // Views refresh in whichever session asks; they must all divide as PostgreSQL does.
+        let mut e = SqlError::new(
+            SqlState::CANT_CHANGE_RUNTIME_PARAM,
+            format!("parameter \"{name}\" cannot be changed"),
+        );
+        e.detail = Some("duckmv divides integers as PostgreSQL does in every session.".into());
+        return Err(e);
+    }
     if superuser {
         return Ok(None);
     }

@@ -223,7 +223,7 @@ fn upgrade(conn: &crate::engine::Conn) -> Result<(), SqlError> {
             db.exec("COMMIT").map_err(|e| fail(e.message))?;
             if !moved.is_empty() {
                 tracing::info!(
-                    "materialized views moved to shared change logs: {}",
+                    "materialized views brought up to date with this server: {}",
                     moved.join(", ")
                 );
             }

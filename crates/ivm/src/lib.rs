@@ -15,6 +15,7 @@ mod capture;
 mod catalog;
 mod compile;
 mod define;
+mod division;
 mod error;
 mod history;
 mod hot;
@@ -120,12 +121,14 @@ pub fn bootstrap(db: &mut dyn Sql) -> Result<(), IvmError> {
 }
 
 /// Brings a database written by an older duckmv up to date (called once, at server start):
-/// views that still have per-view delta tables move to the shared change logs, and stored row
-/// keys follow DuckDB's hash (see `rekey`).
+/// views that still have per-view delta tables move to the shared change logs, stored row
+/// keys follow DuckDB's hash (see `rekey`), and views that divide are recomputed with
+/// PostgreSQL's integer division (see `division`). Returns the names of the views it changed.
 pub fn upgrade(db: &mut dyn Sql) -> Result<Vec<String>, IvmError> {
-    let mut moved = upgrade::run(db)?;
-    moved.extend(rekey::run(db)?);
-    Ok(moved)
+    let mut changed = upgrade::run(db)?;
+    changed.extend(rekey::run(db)?);
+    changed.extend(division::run(db)?);
+    Ok(changed)
 }
 
 /// Deletes change-log rows every view has consumed (run in the background, autocommit);

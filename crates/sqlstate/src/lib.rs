@@ -59,6 +59,7 @@ impl SqlState {
     pub const OUT_OF_MEMORY: SqlState = SqlState("53200");
     pub const STATEMENT_TOO_COMPLEX: SqlState = SqlState("54001");
     pub const OBJECT_NOT_IN_PREREQUISITE_STATE: SqlState = SqlState("55000");
+    pub const CANT_CHANGE_RUNTIME_PARAM: SqlState = SqlState("55P02");
     pub const QUERY_CANCELED: SqlState = SqlState("57014");
     pub const IO_ERROR: SqlState = SqlState("58030");
     pub const INTERNAL_ERROR: SqlState = SqlState("XX000");
@@ -112,6 +113,7 @@ const ALL: &[SqlState] = &[
     SqlState::OUT_OF_MEMORY,
     SqlState::STATEMENT_TOO_COMPLEX,
     SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+    SqlState::CANT_CHANGE_RUNTIME_PARAM,
     SqlState::QUERY_CANCELED,
     SqlState::IO_ERROR,
     SqlState::INTERNAL_ERROR,

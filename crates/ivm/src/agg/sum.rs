@@ -61,7 +61,8 @@ impl Aggregator for SumOrMean {
     fn value(&self, slot: usize) -> Expr {
         let empty = bare(n(slot)).eq(Expr::Int(0));
         let value = if self.mean {
-            bare(s(slot)).bin(Op::Div, bare(n(slot)))
+            // A DOUBLE quotient, as avg gives, whatever `/` does with integers.
+            bare(s(slot)).cast("DOUBLE").bin(Op::Div, bare(n(slot)))
         } else {
             bare(s(slot))
         };

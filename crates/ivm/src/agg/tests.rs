@@ -42,6 +42,10 @@ fn scalar(e: &Expr, row: &Row) -> V {
         Expr::Bool(b) => V::Bool(*b),
         Expr::Null => V::Null,
         Expr::BigInt(e) => scalar(e, row),
+        Expr::CastTo(e, ty) if ty == "DOUBLE" => match scalar(e, row) {
+            V::Int(i) => V::Real(i as f64),
+            other => other,
+        },
         Expr::IsNull(e) => V::Bool(scalar(e, row) == V::Null),
         Expr::IsNotNull(e) => V::Bool(scalar(e, row) != V::Null),
         Expr::Case { whens, otherwise } => whens
