@@ -46,10 +46,69 @@ fn type_at(toks: &[Token], j: usize) -> Option<(usize, usize, bool)> {
     Some((j, k, array))
 }
 
+/// A `'…'` literal cast to bytea, read as PostgreSQL reads it (`\x0001ff` hex, or the escape
+/// form with `\\` and `\ooo`) and written back as DuckDB's blob literal, one `\xHH` per byte:
+/// DuckDB would read `'\x0001ff'` as five bytes. None when it is not such a literal or not
+/// valid bytea (DuckDB then reports or reads it its own way).
+fn bytea_literal(t: &Token) -> Option<String> {
+    let body = t
+        .text
+        .strip_prefix('\'')?
+        .strip_suffix('\'')?
+        .replace("''", "'");
+    let bytes = pg_bytea(&body)?;
+    let hex: String = bytes.iter().map(|b| format!("\\x{b:02X}")).collect();
+    Some(format!("'{hex}'"))
+}
+
+/// PostgreSQL's bytea input: `\x` then hex digit pairs (spaces between pairs allowed), or text
+/// whose `\\` is a backslash and `\ooo` an octal byte.
+fn pg_bytea(s: &str) -> Option<Vec<u8>> {
+    if let Some(hex) = s.strip_prefix("\\x") {
+        let digits: Vec<u8> = hex.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+        if !digits.len().is_multiple_of(2) {
+            return None;
+        }
+        return digits
+            .chunks(2)
+            .map(|p| u8::from_str_radix(std::str::from_utf8(p).ok()?, 16).ok())
+            .collect();
+    }
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            out.push(b[i]);
+            i += 1;
+        } else if b.get(i + 1) == Some(&b'\\') {
+            out.push(b'\\');
+            i += 2;
+        } else {
+            let oct = b.get(i + 1..i + 4)?;
+            if !oct.iter().all(|d| (b'0'..=b'7').contains(d)) || oct[0] > b'3' {
+                return None;
+            }
+            out.push(oct.iter().fold(0u8, |v, d| v * 8 + (d - b'0')));
+            i += 4;
+        }
+    }
+    Some(out)
+}
+
 /// Rewrites the cast whose `::` is token `i`; returns where to continue.
 pub(super) fn cast(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Option<usize> {
     let (first, name_tok, array) = type_at(toks, i + 1)?;
     let tname = name_of(&toks[name_tok]);
+    if tname == "bytea" && !array && i > 0 {
+        if let Some(lit) = bytea_literal(&toks[i - 1]) {
+            edits.push(Edit {
+                start: toks[i - 1].start,
+                end: toks[i - 1].end,
+                text: lit,
+            });
+        }
+    }
     if let (Some(family), false) = (reg_type(&tname), array) {
         let start = operand_start(toks, i)?;
         let dir = if is_name_input(&toks[start..i]) {
@@ -111,6 +170,15 @@ pub(super) fn cast_call(toks: &[Token], i: usize, edits: &mut Vec<Edit>) {
         return;
     };
     let tname = name_of(&toks[name_tok]);
+    if tname == "bytea" && !array && as_at == i + 3 {
+        if let Some(lit) = bytea_literal(&toks[i + 2]) {
+            edits.push(Edit {
+                start: toks[i + 2].start,
+                end: toks[i + 2].end,
+                text: lit,
+            });
+        }
+    }
     if let (Some(family), false) = (reg_type(&tname), array) {
         let dir = if is_name_input(&toks[i + 2..as_at]) {
             "in"

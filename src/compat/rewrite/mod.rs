@@ -165,6 +165,7 @@ const TRIGGERS: &[&str] = &[
     "regexp_split_to_array",
     "tableoid",
     "xmin",
+    "bytea",
 ];
 
 /// The statement to hand DuckDB instead of `sql`, or None to run it as is.

@@ -227,3 +227,27 @@ fn merge_action_call() {
         "MERGE INTO t USING s ON t.k = s.k WHEN MATCHED THEN DELETE RETURNING merge_action, t.k"
     );
 }
+
+#[test]
+fn bytea_literals_are_read_as_postgresql_reads_them() {
+    // Hex form: three bytes, not DuckDB's five.
+    assert_eq!(
+        rw("SELECT '\\x0001ff'::bytea"),
+        "SELECT '\\x00\\x01\\xFF'::bytea"
+    );
+    assert_eq!(
+        rw("INSERT INTO t VALUES (CAST('\\xDEAD beef' AS bytea))"),
+        "INSERT INTO t VALUES (CAST('\\xDE\\xAD\\xBE\\xEF' AS bytea))"
+    );
+    // Escape form: a doubled backslash is one, `\ooo` an octal byte, quotes doubled.
+    assert_eq!(
+        rw("SELECT 'a\\\\b\\001''c'::pg_catalog.bytea"),
+        "SELECT '\\x61\\x5C\\x62\\x01\\x27\\x63'::bytea"
+    );
+    // Not bytea input: left for DuckDB to report or read its own way.
+    assert_eq!(rw("SELECT '\\x0g'::bytea"), "SELECT '\\x0g'::bytea");
+    assert_eq!(
+        rw("SELECT '\\9'::bytea, x::bytea"),
+        "SELECT '\\9'::bytea, x::bytea"
+    );
+}
