@@ -26,6 +26,7 @@ pub struct CopyIn {
     options: CopyOptions,
     /// Loaded by INSERTs of bound parameters (`copy_insert`), spooled as the client sent it.
     by_insert: bool,
+    ncols: usize,
     /// Started by a simple query, whose last statement it is: its end is the query string's
     /// (an extended-protocol COPY ends at the client's Sync).
     pub ends_query: bool,
@@ -88,6 +89,7 @@ impl CopyIn {
             columns: columns.clone(),
             options: options.clone(),
             by_insert,
+            ncols,
             ends_query: false,
         })
     }
@@ -129,6 +131,7 @@ impl CopyIn {
                 &ctx.conn,
                 &self.table,
                 &self.columns,
+                self.ncols,
                 &self.path,
                 text,
             );

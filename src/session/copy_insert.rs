@@ -44,25 +44,19 @@ pub fn reads_text_by_insert(types: &[DuckType]) -> bool {
     })
 }
 
-/// Loads the spooled data at `path` (binary, or text with `text`'s options) into `table`
-/// (`columns`, or all of them); returns the row count.
+/// Loads the spooled data at `path` (binary, or text with `text`'s options) into `table`'s
+/// `ncols` columns (`columns`, or all of them); returns the row count.
 pub fn load(
     conn: &Conn,
     table: &Name,
     columns: &Option<Vec<String>>,
+    ncols: usize,
     path: &Path,
     text: Option<&CopyOptions>,
 ) -> Result<u64, SqlError> {
     let file =
         File::open(path).map_err(|e| bad_format(format!("could not read COPY data: {e}")))?;
     let reader = BufReader::with_capacity(1 << 20, file);
-    let ncols = match columns {
-        Some(c) => c.len(),
-        None => conn
-            .prepare(&format!("SELECT * FROM {} LIMIT 0", table.quoted()))?
-            .columns
-            .len(),
-    };
     let into = Target {
         conn,
         table,

@@ -56,44 +56,9 @@ fn bytea_literal(t: &Token) -> Option<String> {
         .strip_prefix('\'')?
         .strip_suffix('\'')?
         .replace("''", "'");
-    let bytes = pg_bytea(&body)?;
+    let bytes = crate::types::parse_bytea(&body).ok()?;
     let hex: String = bytes.iter().map(|b| format!("\\x{b:02X}")).collect();
     Some(format!("'{hex}'"))
-}
-
-/// PostgreSQL's bytea input: `\x` then hex digit pairs (spaces between pairs allowed), or text
-/// whose `\\` is a backslash and `\ooo` an octal byte.
-fn pg_bytea(s: &str) -> Option<Vec<u8>> {
-    if let Some(hex) = s.strip_prefix("\\x") {
-        let digits: Vec<u8> = hex.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-        if !digits.len().is_multiple_of(2) {
-            return None;
-        }
-        return digits
-            .chunks(2)
-            .map(|p| u8::from_str_radix(std::str::from_utf8(p).ok()?, 16).ok())
-            .collect();
-    }
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] != b'\\' {
-            out.push(b[i]);
-            i += 1;
-        } else if b.get(i + 1) == Some(&b'\\') {
-            out.push(b'\\');
-            i += 2;
-        } else {
-            let oct = b.get(i + 1..i + 4)?;
-            if !oct.iter().all(|d| (b'0'..=b'7').contains(d)) || oct[0] > b'3' {
-                return None;
-            }
-            out.push(oct.iter().fold(0u8, |v, d| v * 8 + (d - b'0')));
-            i += 4;
-        }
-    }
-    Some(out)
 }
 
 /// Rewrites the cast whose `::` is token `i`; returns where to continue.
