@@ -12,6 +12,7 @@ pub(super) fn function(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Optio
         "format" if call => super::format::format_call(toks, i, edits),
         "substring" if call => regex_substring(toks, i, edits),
         "string_to_array" | "regexp_split_to_array" if call => scalar_in_from(toks, i, edits),
+        "generate_series" if call && !after_catalog_dot(toks, i) => rows_in_select(toks, i, edits),
         "current_setting" if call => {
             let close = matching(toks, i + 1)?;
             let args = &toks[i + 2..close];
@@ -183,6 +184,50 @@ fn scalar_in_from(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Option<usi
         text: after,
     });
     Some(i + 2)
+}
+
+/// `generate_series(…)` in a select list, where PostgreSQL returns one row per value; DuckDB's
+/// scalar form returns one list, so the call is unnested. In a FROM list both read it as a
+/// table function.
+fn rows_in_select(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Option<usize> {
+    if !in_select_list(toks, i) {
+        return None;
+    }
+    let close = matching(toks, i + 1)?;
+    edits.push(Edit {
+        start: toks[i].start,
+        end: toks[i].start,
+        text: "unnest(".into(),
+    });
+    edits.push(Edit {
+        start: toks[close].end,
+        end: toks[close].end,
+        text: ")".into(),
+    });
+    Some(i + 2)
+}
+
+/// Whether token `i` is in a select list: the nearest clause keyword before it, skipping
+/// parenthesised groups it is not inside, is SELECT.
+fn in_select_list(toks: &[Token], i: usize) -> bool {
+    let mut depth = 0usize;
+    for t in toks[..i].iter().rev() {
+        if t.is_punct(")") || t.is_punct("]") {
+            depth += 1;
+        } else if t.is_punct("(") || t.is_punct("[") {
+            depth = depth.saturating_sub(1);
+        } else if depth == 0 && t.kind == Tok::Word {
+            match t.text.as_str() {
+                "SELECT" | "DISTINCT" => return true,
+                "FROM" | "JOIN" | "WHERE" | "ON" | "GROUP" | "ORDER" | "HAVING" | "VALUES"
+                | "SET" | "RETURNING" | "USING" | "LATERAL" | "WINDOW" | "QUALIFY" | "LIMIT" => {
+                    return false
+                }
+                _ => {}
+            }
+        }
+    }
+    false
 }
 
 /// Whether the token at `j` (a `,`, FROM or JOIN) opens an item of a FROM list.

@@ -166,6 +166,7 @@ const TRIGGERS: &[&str] = &[
     "tableoid",
     "xmin",
     "bytea",
+    "generate_series",
 ];
 
 /// The statement to hand DuckDB instead of `sql`, or None to run it as is.

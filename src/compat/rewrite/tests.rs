@@ -251,3 +251,25 @@ fn bytea_literals_are_read_as_postgresql_reads_them() {
         "SELECT '\\9'::bytea, x::bytea"
     );
 }
+
+#[test]
+fn generate_series_in_a_select_list_returns_rows() {
+    assert_eq!(
+        rw("SELECT generate_series(1, 3)"),
+        "SELECT unnest(generate_series(1, 3))"
+    );
+    assert_eq!(
+        rw("SELECT k, 10 * generate_series(1, k) AS x FROM t WHERE k IN (SELECT generate_series(1, 2))"),
+        "SELECT k, 10 * unnest(generate_series(1, k)) AS x FROM t WHERE k IN (SELECT unnest(generate_series(1, 2)))"
+    );
+    // A table function in a FROM list, and a list where the query asks for one.
+    assert_eq!(rewrite("SELECT * FROM generate_series(1, 3) AS g(i)"), None);
+    assert_eq!(
+        rewrite("SELECT i FROM t JOIN generate_series(1, 3) g(i) ON true"),
+        None
+    );
+    assert_eq!(
+        rewrite("SELECT 1 WHERE 2 = ANY(generate_series(1, 3))"),
+        None
+    );
+}
