@@ -236,10 +236,10 @@ pub fn prepare(
     if matches!(cmd, Command::Passthrough) {
         matview::check_writes(ctx, text)?;
     }
-    // Statements the server runs as several (multi-object DROP, upsert, MERGE) are checked as
-    // written, strictly: DuckDB never prepares them whole.
-    // DuckDB drops and truncates one object per statement.
-    if let Some(r) = sql::multi::split(text) {
+    // Statements the server runs as several (multi-object DROP, upsert, MERGE, a table with
+    // serial columns) are checked as written, strictly: DuckDB never prepares them whole.
+    // DuckDB drops and truncates one object per statement, and knows no serial type.
+    if let Some(r) = sql::multi::split(text).or_else(|| sql::serial::split(text)) {
         check_strictly(ctx, text)?;
         st.kind = StmtKind::Rewrite(r);
         return Ok(st);

@@ -13,6 +13,7 @@ pub mod multi;
 pub mod notify;
 pub mod params;
 pub mod savepoint;
+pub mod serial;
 pub mod upsert;
 
 #[cfg(test)]
