@@ -31,4 +31,4 @@ pub use encode::{encode_batch, encode_rows};
 pub use error::TypeError;
 pub use oid::{array_element_oid, array_type_of, duck_type_for_oid, oids, pg_type, Format, PgType};
 pub use params::{decode_param, ParamValue};
-pub use parse::parse_bytea;
+pub use parse::{parse_array, parse_bytea, ArrayElem};

@@ -1,5 +1,5 @@
 //! Casts DuckDB lacks: `::regclass` and friends become lookups, PostgreSQL-only
-//! type names become DuckDB's.
+//! type names become DuckDB's, and bytea and array literals are read PostgreSQL's way.
 
 use super::{is_name, matching, name_of, word_is, Edit};
 use crate::sql::lex::{Tok, Token};
@@ -46,27 +46,48 @@ fn type_at(toks: &[Token], j: usize) -> Option<(usize, usize, bool)> {
     Some((j, k, array))
 }
 
-/// A `'…'` literal cast to bytea, read as PostgreSQL reads it (`\x0001ff` hex, or the escape
-/// form with `\\` and `\ooo`) and written back as DuckDB's blob literal, one `\xHH` per byte:
-/// DuckDB would read `'\x0001ff'` as five bytes. None when it is not such a literal or not
-/// valid bytea (DuckDB then reports or reads it its own way).
-fn bytea_literal(t: &Token) -> Option<String> {
+/// A `'…'` literal cast to `type_name` (`array`: to an array of it), written as DuckDB reads
+/// what PostgreSQL would: bytea in hex or escape form becomes one `\xHH` per byte (DuckDB
+/// would read `'\x0001ff'` as five bytes), and an array literal (`'{1,NULL,"a b"}'`) becomes a
+/// list of its elements' texts (DuckDB casts only `[…]` text to a list). None for other casts,
+/// and for input PostgreSQL would refuse (DuckDB then reports it its own way).
+fn typed_literal(t: &Token, type_name: &str, array: bool) -> Option<String> {
     let body = t
         .text
         .strip_prefix('\'')?
         .strip_suffix('\'')?
         .replace("''", "'");
+    if array {
+        return Some(list_of(&crate::types::parse_array(&body).ok()?));
+    }
+    if type_name != "bytea" {
+        return None;
+    }
     let bytes = crate::types::parse_bytea(&body).ok()?;
     let hex: String = bytes.iter().map(|b| format!("\\x{b:02X}")).collect();
     Some(format!("'{hex}'"))
+}
+
+/// `[…]` of the elements as VARCHAR literals (nested for sub-arrays).
+fn list_of(elems: &[crate::types::ArrayElem]) -> String {
+    use crate::types::ArrayElem;
+    let items: Vec<String> = elems
+        .iter()
+        .map(|e| match e {
+            ArrayElem::Null => "NULL".into(),
+            ArrayElem::Value(v) => format!("'{}'", v.replace('\'', "''")),
+            ArrayElem::Sub(sub) => list_of(sub),
+        })
+        .collect();
+    format!("[{}]", items.join(", "))
 }
 
 /// Rewrites the cast whose `::` is token `i`; returns where to continue.
 pub(super) fn cast(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Option<usize> {
     let (first, name_tok, array) = type_at(toks, i + 1)?;
     let tname = name_of(&toks[name_tok]);
-    if tname == "bytea" && !array && i > 0 {
-        if let Some(lit) = bytea_literal(&toks[i - 1]) {
+    if i > 0 {
+        if let Some(lit) = typed_literal(&toks[i - 1], &tname, array) {
             edits.push(Edit {
                 start: toks[i - 1].start,
                 end: toks[i - 1].end,
@@ -135,8 +156,8 @@ pub(super) fn cast_call(toks: &[Token], i: usize, edits: &mut Vec<Edit>) {
         return;
     };
     let tname = name_of(&toks[name_tok]);
-    if tname == "bytea" && !array && as_at == i + 3 {
-        if let Some(lit) = bytea_literal(&toks[i + 2]) {
+    if as_at == i + 3 {
+        if let Some(lit) = typed_literal(&toks[i + 2], &tname, array) {
             edits.push(Edit {
                 start: toks[i + 2].start,
                 end: toks[i + 2].end,

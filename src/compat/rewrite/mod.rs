@@ -167,6 +167,7 @@ const TRIGGERS: &[&str] = &[
     "xmin",
     "bytea",
     "generate_series",
+    "'{",
 ];
 
 /// The statement to hand DuckDB instead of `sql`, or None to run it as is.

@@ -273,3 +273,18 @@ fn generate_series_in_a_select_list_returns_rows() {
         None
     );
 }
+
+#[test]
+fn array_literals_cast_to_arrays_become_lists() {
+    assert_eq!(
+        rw("SELECT '{1,NULL,3}'::int[], CAST('{\"a b\",c''d}' AS text[])"),
+        "SELECT ['1', NULL, '3']::int[], CAST(['a b', 'c''d'] AS text[])"
+    );
+    assert_eq!(
+        rw("SELECT '{{1,2},{3,4}}'::int[][]"),
+        "SELECT [['1', '2'], ['3', '4']]::int[][]"
+    );
+    assert_eq!(rw("SELECT '{}'::_int4"), "SELECT '{}'::_int4");
+    // Not an array literal: left for DuckDB.
+    assert_eq!(rw("SELECT '[1, 2]'::int[]"), "SELECT '[1, 2]'::int[]");
+}
