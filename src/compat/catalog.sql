@@ -561,6 +561,13 @@ CREATE OR REPLACE MACRO duckmv.pg_indexes_size(r) AS 0::BIGINT;
 CREATE OR REPLACE MACRO duckmv.pg_database_size(d) AS 0::BIGINT;
 CREATE OR REPLACE MACRO duckmv.array_upper(a, d) AS CASE WHEN len(a) = 0 THEN NULL ELSE len(a) END;
 CREATE OR REPLACE MACRO duckmv.array_lower(a, d) AS CASE WHEN len(a) = 0 THEN NULL ELSE 1 END;
+-- to_char of dates and timestamps: PostgreSQL's template patterns as strftime's, longest
+-- first (HH24 before HH, Month before Mon); FM (no padding) as strftime's `-`.
+CREATE OR REPLACE MACRO duckmv._pg_datetime_format(f) AS
+    replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(f, '%', '%%'), 'FMHH24', '%-H'), 'FMHH12', '%-I'), 'FMHH', '%-I'), 'FMMI', '%-M'), 'FMSS', '%-S'), 'FMMM', '%-m'), 'FMDD', '%-d'), 'FM', ''), 'HH24', '%H'), 'HH12', '%I'), 'HH', '%I'), 'MI', '%M'), 'SS', '%S'), 'MS', '%g'), 'US', '%f'), 'YYYY', '%Y'), 'YY', '%y'), 'Month', '%B'), 'Mon', '%b'), 'MM', '%m'), 'Day', '%A'), 'Dy', '%a'), 'DDD', '%j'), 'DD', '%d'), 'AM', '%p'), 'PM', '%p');
+CREATE OR REPLACE MACRO duckmv.to_char(v, f) AS strftime(v, duckmv._pg_datetime_format(f));
+CREATE OR REPLACE MACRO duckmv.array_remove(a, e) AS list_filter(a, lambda x: x IS DISTINCT FROM e);
+CREATE OR REPLACE MACRO duckmv.btrim(s) AS trim(s), (s, c) AS trim(s, c);
 CREATE OR REPLACE MACRO duckmv.txid_current() AS 1::BIGINT;
 CREATE OR REPLACE MACRO duckmv.pg_is_in_recovery() AS false;
 -- information_schema._pg_expandarray(a): PostgreSQL's set-returning function

@@ -541,3 +541,26 @@ fn asyncpg_introspection() {
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(rows[0][1..4], ["public", "mood", "e"]);
 }
+
+#[test]
+fn to_char_formats_dates_and_timestamps_as_postgresql_does() {
+    let c = setup();
+    let got = q(
+        &c,
+        "SELECT to_char(TIMESTAMP '2024-03-05 14:07:09.5', 'YYYY-MM-DD HH24:MI:SS.MS'), \
+                to_char(DATE '2024-03-05', 'DD Mon YYYY, Dy'), \
+                to_char(TIMESTAMP '2024-03-05 14:07:09', 'FMHH12:MI AM FMDD/FMMM 100%'), \
+                array_remove([1, 2, 1, NULL], 1), btrim('xxaxx', 'x'), btrim('  a ')",
+    );
+    assert_eq!(
+        got,
+        [[
+            "2024-03-05 14:07:09.500",
+            "05 Mar 2024, Tue",
+            "2:07 PM 5/3 100%",
+            "[2, NULL]",
+            "a",
+            "a"
+        ]]
+    );
+}
