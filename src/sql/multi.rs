@@ -87,7 +87,8 @@ pub fn split(s: &Lexed) -> Option<Rewrite> {
     })
 }
 
-fn is_name(t: Option<&Token>) -> bool {
+/// Whether the token is a name: a word or a "quoted identifier".
+pub(super) fn is_name(t: Option<&Token>) -> bool {
     t.is_some_and(|t| matches!(t.kind, Tok::Word | Tok::Ident))
 }
 

@@ -6,6 +6,7 @@
 
 use super::lex::{Tok, Token};
 use super::lexed::Lexed;
+use super::multi::is_name;
 use super::upsert::{Rewrite, Step};
 
 /// The integer type a serial type name stands for.
@@ -114,10 +115,6 @@ fn folded(t: &Token) -> String {
         Tok::Word => t.text.to_ascii_lowercase(),
         _ => t.text.clone(),
     }
-}
-
-fn is_name(t: Option<&Token>) -> bool {
-    t.is_some_and(|t| matches!(t.kind, Tok::Word | Tok::Ident))
 }
 
 #[cfg(test)]

@@ -173,17 +173,29 @@ fn scalar_in_from(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Option<usi
             format!(" AS {n}) {n}")
         }
     };
+    wrap(toks, i, close, "(SELECT ", after, edits);
+    Some(i + 2)
+}
+
+/// Puts `before` ahead of the call starting at `i` and `after` behind its `)` at `close`.
+fn wrap(
+    toks: &[Token],
+    i: usize,
+    close: usize,
+    before: &str,
+    after: String,
+    edits: &mut Vec<Edit>,
+) {
     edits.push(Edit {
         start: toks[i].start,
         end: toks[i].start,
-        text: "(SELECT ".into(),
+        text: before.into(),
     });
     edits.push(Edit {
         start: toks[close].end,
         end: toks[close].end,
         text: after,
     });
-    Some(i + 2)
 }
 
 /// `generate_series(…)` in a select list, where PostgreSQL returns one row per value; DuckDB's
@@ -194,16 +206,7 @@ fn rows_in_select(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Option<usi
         return None;
     }
     let close = matching(toks, i + 1)?;
-    edits.push(Edit {
-        start: toks[i].start,
-        end: toks[i].start,
-        text: "unnest(".into(),
-    });
-    edits.push(Edit {
-        start: toks[close].end,
-        end: toks[close].end,
-        text: ")".into(),
-    });
+    wrap(toks, i, close, "unnest(", ")".into(), edits);
     Some(i + 2)
 }
 
