@@ -56,13 +56,7 @@ impl CopyIn {
         out: &Out,
     ) -> Result<CopyIn, SqlError> {
         // Checks the table and columns exist and learns their types before any data.
-        let cols = columns
-            .as_ref()
-            .map(|cs| {
-                let names: Vec<String> = cs.iter().map(|c| quote_ident(c)).collect();
-                names.join(", ")
-            })
-            .unwrap_or_else(|| "*".into());
+        let cols = columns.as_deref().map_or_else(|| "*".into(), quoted_list);
         let probe = ctx
             .conn
             .prepare(&format!("SELECT {cols} FROM {} LIMIT 0", table.quoted()))?;
@@ -142,19 +136,7 @@ impl CopyIn {
             self.file.write_all(&csv).map_err(io_err)?;
         }
         self.file.flush().map_err(io_err)?;
-        let cols = self
-            .columns
-            .as_ref()
-            .map(|cs| {
-                format!(
-                    " ({})",
-                    cs.iter()
-                        .map(|x| quote_ident(x))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            })
-            .unwrap_or_default();
+        let cols = column_list(&self.columns);
         let sql = format!(
             "COPY {}{cols} FROM '{}' ({})",
             self.table.quoted(),
@@ -163,6 +145,20 @@ impl CopyIn {
         );
         Ok(ctx.conn.exec(&sql)?)
     }
+}
+
+/// `"a", "b"`: the columns quoted for SQL.
+fn quoted_list(columns: &[String]) -> String {
+    let names: Vec<String> = columns.iter().map(|c| quote_ident(c)).collect();
+    names.join(", ")
+}
+
+/// ` ("a", "b")` after a table name for a COPY's column list; empty without one.
+pub(super) fn column_list(columns: &Option<Vec<String>>) -> String {
+    columns
+        .as_deref()
+        .map(|cs| format!(" ({})", quoted_list(cs)))
+        .unwrap_or_default()
 }
 
 /// DuckDB's COPY options for the spooled file: the client's CSV options, or those of the CSV

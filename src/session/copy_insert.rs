@@ -14,7 +14,7 @@ use std::path::Path;
 
 use crate::engine::{Conn, Prepared};
 use crate::sql::copy::{text_fields, CopyOptions};
-use crate::sql::{quote_ident, Name};
+use crate::sql::Name;
 use crate::sqlstate::SqlState;
 use crate::types::{decode_param, DuckType, Format};
 
@@ -125,14 +125,7 @@ impl Target<'_> {
     /// `INSERT INTO table (columns) VALUES ($1, …), …` for `rows` rows.
     fn insert(&self, rows: usize) -> Result<Prepared, SqlError> {
         let ncols = self.ncols;
-        let cols = self
-            .columns
-            .as_ref()
-            .map(|cs| {
-                let names: Vec<String> = cs.iter().map(|c| quote_ident(c)).collect();
-                format!(" ({})", names.join(", "))
-            })
-            .unwrap_or_default();
+        let cols = super::copy::column_list(self.columns);
         let values: Vec<String> = (0..rows)
             .map(|r| {
                 let params: Vec<String> =

@@ -68,6 +68,17 @@ fn typed_literal(t: &Token, type_name: &str, array: bool) -> Option<String> {
     Some(format!("'{hex}'"))
 }
 
+/// Replaces the operand `t` of a cast by its `typed_literal`, when it has one.
+fn retype_literal(t: &Token, type_name: &str, array: bool, edits: &mut Vec<Edit>) {
+    if let Some(text) = typed_literal(t, type_name, array) {
+        edits.push(Edit {
+            start: t.start,
+            end: t.end,
+            text,
+        });
+    }
+}
+
 /// `[…]` of the elements as VARCHAR literals (nested for sub-arrays).
 fn list_of(elems: &[crate::types::ArrayElem]) -> String {
     use crate::types::ArrayElem;
@@ -87,13 +98,7 @@ pub(super) fn cast(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Option<us
     let (first, name_tok, array) = type_at(toks, i + 1)?;
     let tname = name_of(&toks[name_tok]);
     if i > 0 {
-        if let Some(lit) = typed_literal(&toks[i - 1], &tname, array) {
-            edits.push(Edit {
-                start: toks[i - 1].start,
-                end: toks[i - 1].end,
-                text: lit,
-            });
-        }
+        retype_literal(&toks[i - 1], &tname, array, edits);
     }
     if let (Some(family), false) = (reg_type(&tname), array) {
         let start = operand_start(toks, i)?;
@@ -157,13 +162,7 @@ pub(super) fn cast_call(toks: &[Token], i: usize, edits: &mut Vec<Edit>) {
     };
     let tname = name_of(&toks[name_tok]);
     if as_at == i + 3 {
-        if let Some(lit) = typed_literal(&toks[i + 2], &tname, array) {
-            edits.push(Edit {
-                start: toks[i + 2].start,
-                end: toks[i + 2].end,
-                text: lit,
-            });
-        }
+        retype_literal(&toks[i + 2], &tname, array, edits);
     }
     if let (Some(family), false) = (reg_type(&tname), array) {
         let dir = if is_name_input(&toks[i + 2..as_at]) {
