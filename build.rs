@@ -1,5 +1,6 @@
 //! Compiles a fix for a memory-corruption bug in the bundled DuckDB 2.0.0 and links it in place of
-//! the faulty code.
+//! the faulty code; and, with the same flags, duckmv's own C++ against DuckDB's internals
+//! (`src/engine/utc_timestamptz.cpp`: TIMESTAMPTZ functions in UTC, for a build without ICU).
 //!
 //! The bug: `RowIdColumnData::Filter` (src/storage/table/row_id_column_data.cpp) hands a table
 //! filter on the `rowid` column the number of *selected* rows as the vector's size, while the
@@ -35,9 +36,12 @@ const FIXED: &str = "ColumnSegment::FilterSelection(sel, result, filter_state, m
 /// The unity file of libduckdb-sys that holds the faulty file, and that file.
 const UNITY: &str = "ub_src_storage_table.cpp";
 const FILE: &str = "src/storage/table/row_id_column_data.cpp";
+/// duckmv's own C++: TIMESTAMPTZ functions in UTC (see the file), built with the same flags.
+const TIMESTAMPTZ: &str = "src/engine/utc_timestamptz.cpp";
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed={TIMESTAMPTZ}");
     // libduckdb-sys publishes <sources>/duckdb/src/include.
     let include = PathBuf::from(
         std::env::var("DEP_DUCKDB_INCLUDE").expect("libduckdb-sys publishes DEP_DUCKDB_INCLUDE"),
@@ -88,6 +92,7 @@ fn main() {
     build
         .cpp(true)
         .file(&patched_unity)
+        .file(TIMESTAMPTZ)
         .include(&duckdb)
         .define("DUCKDB_EXTENSION_CORE_FUNCTIONS_LINKED", Some("1"))
         .define("DUCKDB_EXTENSION_JSON_LINKED", Some("1"))

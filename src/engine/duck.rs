@@ -49,6 +49,7 @@ impl Database {
     pub fn open(path: &str) -> Result<Arc<Database>, EngineError> {
         let db = Self::open_instance(&super::spill::directory(path))?;
         let conn = db.connect_raw()?;
+        super::utc_timestamptz::register(&conn)?;
         conn.exec(&format!(
             "ATTACH '{}' AS {CATALOG}",
             path.replace('\'', "''")
@@ -247,6 +248,11 @@ impl Drop for Prepared {
 }
 
 impl Conn {
+    /// The C API handle, for the engine's own C++ (`utc_timestamptz`).
+    pub(super) fn raw(&self) -> ffi::duckdb_connection {
+        self.raw
+    }
+
     pub fn interrupter(&self) -> Arc<Interrupter> {
         self.interrupt.clone()
     }
@@ -830,7 +836,7 @@ unsafe fn borrow_c_string(p: *const c_char) -> Option<String> {
 }
 
 /// Copies and frees a string that DuckDB allocated for the caller.
-unsafe fn take_c_string(p: *mut c_char) -> Option<String> {
+pub(super) unsafe fn take_c_string(p: *mut c_char) -> Option<String> {
     if p.is_null() {
         return None;
     }

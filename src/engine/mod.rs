@@ -4,6 +4,7 @@
 pub mod duck;
 pub mod error;
 mod spill;
+mod utc_timestamptz;
 
 pub use duck::{
     Column, Conn, Database, Interrupter, Prepared, QueryResult, StatementKind, CATALOG,
