@@ -13,6 +13,10 @@ pub(super) fn function(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Optio
         "substring" if call => regex_substring(toks, i, edits),
         "string_to_array" | "regexp_split_to_array" if call => scalar_in_from(toks, i, edits),
         "generate_series" if call && !after_catalog_dot(toks, i) => rows_in_select(toks, i, edits),
+        "extract" if call => super::extract::extract(toks, i, edits),
+        "date_part" if call && !after_catalog_dot(toks, i) => {
+            super::extract::date_part(toks, i, edits)
+        }
         "current_setting" if call => {
             let close = matching(toks, i + 1)?;
             let args = &toks[i + 2..close];

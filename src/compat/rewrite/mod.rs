@@ -25,6 +25,7 @@ use crate::sql::lex::{Tok, Token};
 use crate::sql::Lexed;
 
 mod casts;
+mod extract;
 mod format;
 mod functions;
 mod system_columns;
@@ -168,6 +169,8 @@ const TRIGGERS: &[&str] = &[
     "bytea",
     "generate_series",
     "'{",
+    "extract",
+    "date_part",
 ];
 
 /// The statement to hand DuckDB instead of `sql`, or None to run it as is.

@@ -288,3 +288,25 @@ fn array_literals_cast_to_arrays_become_lists() {
     // Not an array literal: left for DuckDB.
     assert_eq!(rw("SELECT '[1, 2]'::int[]"), "SELECT '[1, 2]'::int[]");
 }
+
+#[test]
+fn seconds_and_milliseconds_keep_their_fraction() {
+    assert_eq!(
+        rw("SELECT extract(second FROM ts), EXTRACT(MILLISECONDS FROM t.a + i) FROM t"),
+        "SELECT CAST(date_part('microseconds', ts) / 1000000.0 AS DECIMAL(18,6)), \
+         CAST(date_part('microseconds', t.a + i) / 1000.0 AS DECIMAL(18,3)) FROM t"
+    );
+    assert_eq!(
+        rw("SELECT date_part('second', extract(hour from x) * interval '1 h')"),
+        "SELECT (date_part('microseconds', extract(hour from x) * interval '1 h') / 1000000.0)"
+    );
+    assert_eq!(
+        rw("SELECT extract(epoch FROM b - a)"),
+        "SELECT CAST(date_part('epoch', b - a) AS DECIMAL(24,6))"
+    );
+    // Whole parts are DuckDB's already.
+    assert_eq!(
+        rewrite("SELECT extract(year FROM d), date_part('hour', ts)"),
+        None
+    );
+}
