@@ -29,6 +29,9 @@ CREATE OR REPLACE MACRO duckmv._user_db(d) AS d = current_database();
 -- The database name a client sees: the one it connected to (each session sets the variable),
 -- never the internal catalog name the file is attached under.
 CREATE OR REPLACE MACRO duckmv._client_db() AS coalesce(getvariable('duckmv_database'), current_database());
+-- The role the client logged in as: current_user, session_user, and the owner of everything
+-- (the server has one role per session, not PostgreSQL's role catalog).
+CREATE OR REPLACE MACRO duckmv._session_role() AS coalesce(getvariable('duckmv_user'), '{{role}}');
 
 -- DuckDB type (duckdb_columns().data_type) -> PostgreSQL type OID:
 -- duckmv._scalar_oid, _array_oid, _list_oid and _type_oid, generated from the
@@ -365,7 +368,7 @@ SELECT database_oid::INTEGER AS oid, duckmv._client_db() AS datname, 10 AS datdb
 FROM duckdb_databases() WHERE duckmv._user_db(database_name);
 
 CREATE OR REPLACE VIEW duckmv.pg_roles AS
-SELECT '{{role}}' AS rolname, true AS rolsuper, true AS rolinherit, true AS rolcreaterole, true AS rolcreatedb,
+SELECT duckmv._session_role() AS rolname, true AS rolsuper, true AS rolinherit, true AS rolcreaterole, true AS rolcreatedb,
        true AS rolcanlogin, true AS rolreplication, -1 AS rolconnlimit, '********' AS rolpassword,
        NULL::TIMESTAMPTZ AS rolvaliduntil, true AS rolbypassrls, NULL::VARCHAR[] AS rolconfig, 10 AS oid;
 
@@ -486,7 +489,7 @@ CREATE OR REPLACE MACRO duckmv.pg_current_schema() AS 'public';
 CREATE OR REPLACE MACRO duckmv.pg_current_schemas(implicit) AS
     CASE WHEN implicit THEN ['pg_catalog', 'public'] ELSE ['public'] END;
 CREATE OR REPLACE MACRO duckmv.pg_backend_pid() AS coalesce(getvariable('duckmv_backend_pid'), 0)::INTEGER;
-CREATE OR REPLACE MACRO duckmv.pg_get_userbyid(role_oid) AS '{{role}}';
+CREATE OR REPLACE MACRO duckmv.pg_get_userbyid(role_oid) AS duckmv._session_role();
 CREATE OR REPLACE MACRO duckmv.pg_encoding_to_char(e) AS CASE WHEN e = 6 THEN 'UTF8' WHEN e = 0 THEN 'SQL_ASCII' ELSE '' END;
 CREATE OR REPLACE MACRO duckmv.pg_char_to_encoding(e) AS CASE WHEN upper(e) IN ('UTF8', 'UTF-8', 'UNICODE') THEN 6 ELSE -1 END;
 CREATE OR REPLACE MACRO duckmv.getdatabaseencoding() AS 'UTF8';
@@ -621,30 +624,30 @@ CREATE OR REPLACE MACRO duckmv.regnamespace_in(r) AS coalesce(duckmv.to_regnames
     error('schema "' || r || '" does not exist'))::INTEGER;
 CREATE OR REPLACE MACRO duckmv.regnamespace_out(p_obj) AS (SELECT __n.nspname FROM duckmv.pg_namespace __n WHERE __n.oid = p_obj);
 CREATE OR REPLACE MACRO duckmv.regrole_in(r) AS 10;
-CREATE OR REPLACE MACRO duckmv.regrole_out(o) AS CASE WHEN o = 10 THEN '{{role}}' ELSE o::VARCHAR END;
+CREATE OR REPLACE MACRO duckmv.regrole_out(o) AS CASE WHEN o = 10 THEN duckmv._session_role() ELSE o::VARCHAR END;
 CREATE OR REPLACE MACRO duckmv.regproc_in(r) AS regexp_replace(trim(r::VARCHAR), '^pg_catalog\.', '');
 
 CREATE OR REPLACE VIEW duckmv.pg_stat_activity AS
 SELECT (SELECT oid FROM duckmv.pg_database) AS datid, duckmv._client_db() AS datname, duckmv.pg_backend_pid() AS pid,
-       10 AS usesysid, '{{role}}' AS usename, '' AS application_name, NULL::VARCHAR AS client_addr,
+       10 AS usesysid, duckmv._session_role() AS usename, '' AS application_name, NULL::VARCHAR AS client_addr,
        -1 AS client_port, NULL::TIMESTAMPTZ AS backend_start, NULL::TIMESTAMPTZ AS query_start,
        'active' AS state, current_query() AS query, 'client backend' AS backend_type;
 
 -- Views PostgreSQL defines over the catalogs.
 CREATE OR REPLACE VIEW duckmv.pg_tables AS
-SELECT n.nspname AS schemaname, c.relname AS tablename, '{{role}}' AS tableowner, NULL::VARCHAR AS tablespace,
+SELECT n.nspname AS schemaname, c.relname AS tablename, duckmv._session_role() AS tableowner, NULL::VARCHAR AS tablespace,
        c.relhasindex AS hasindexes, false AS hasrules, false AS hastriggers, false AS rowsecurity
 FROM duckmv.pg_class c JOIN duckmv.pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p');
 
 CREATE OR REPLACE VIEW duckmv.pg_views AS
-SELECT n.nspname AS schemaname, c.relname AS viewname, '{{role}}' AS viewowner,
+SELECT n.nspname AS schemaname, c.relname AS viewname, duckmv._session_role() AS viewowner,
        duckmv.pg_get_viewdef(c.oid) AS definition
 FROM duckmv.pg_class c JOIN duckmv.pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'v';
 
 CREATE OR REPLACE VIEW duckmv.pg_matviews AS
 SELECT CASE WHEN v.schema = 'main' THEN 'public' ELSE v.schema END AS schemaname,
        v.name AS matviewname,
-       '{{role}}' AS matviewowner,
+       duckmv._session_role() AS matviewowner,
        NULL::VARCHAR AS tablespace,
        false AS hasindexes,
        v.populated AS ispopulated,
@@ -660,7 +663,7 @@ FROM duckmv._indexes i JOIN duckmv.pg_namespace n ON n.oid = duckmv._nsp_oid(i.s
 -- ------------------------------------------------------ information_schema
 
 CREATE OR REPLACE VIEW duckmv.information_schema_schemata AS
-SELECT duckmv._client_db() AS catalog_name, nspname AS schema_name, '{{role}}' AS schema_owner,
+SELECT duckmv._client_db() AS catalog_name, nspname AS schema_name, duckmv._session_role() AS schema_owner,
        NULL::VARCHAR AS default_character_set_catalog, NULL::VARCHAR AS default_character_set_schema,
        NULL::VARCHAR AS default_character_set_name, NULL::VARCHAR AS sql_path
 FROM duckmv.pg_namespace;

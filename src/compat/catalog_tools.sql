@@ -97,7 +97,7 @@ FROM duckmv._constraints;
 
 -- Every relation's owner holds every privilege on it, granted by itself.
 CREATE OR REPLACE VIEW duckmv.information_schema_table_privileges AS
-SELECT '{{role}}' AS grantor, '{{role}}' AS grantee, t.table_catalog, t.table_schema, t.table_name,
+SELECT duckmv._session_role() AS grantor, duckmv._session_role() AS grantee, t.table_catalog, t.table_schema, t.table_name,
        p.privilege_type, 'YES' AS is_grantable,
        CASE WHEN p.privilege_type = 'SELECT' THEN 'YES' ELSE 'NO' END AS with_hierarchy
 FROM duckmv.information_schema_tables t,

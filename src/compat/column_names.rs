@@ -95,7 +95,13 @@ fn aliases(sql: &str, dialect: &dyn Dialect, stmt: &Statement) -> Option<String>
 /// the same name would refer to itself) — unless the rewriter turns them into
 /// calls (`current_schema`), which then need their name back.
 fn alias_for(e: &Expr) -> Option<String> {
-    const REWRITTEN_TO_CALLS: &[&str] = &["current_schema", "current_catalog"];
+    const REWRITTEN_TO_CALLS: &[&str] = &[
+        "current_schema",
+        "current_catalog",
+        "current_user",
+        "session_user",
+        "current_role",
+    ];
     let bare = match e {
         Expr::Identifier(id) => Some(id),
         Expr::CompoundIdentifier(_) => return None,
@@ -313,7 +319,7 @@ mod tests {
         );
         assert_eq!(
             named("select current_schema, current_database(), session_user, current_date"),
-            r#"select current_schema AS "current_schema", current_database() AS "current_database", session_user, current_date"#
+            r#"select current_schema AS "current_schema", current_database() AS "current_database", session_user AS "session_user", current_date"#
         );
     }
 

@@ -44,15 +44,18 @@ impl Context {
         }
     }
 
-    /// Who connected: the database name becomes the session's current database.
+    /// Who connected: the database name becomes the session's current database, the user its
+    /// `current_user`.
     pub fn identify(&mut self, user: String, database: String) {
         self.superuser = self.shared.policy.superusers.contains(&user);
+        let quote = |s: &str| format!("'{}'", s.replace('\'', "''"));
         let set = format!(
-            "SET VARIABLE duckmv_database = '{}'",
-            database.replace('\'', "''")
+            "SET VARIABLE duckmv_database = {}; SET VARIABLE duckmv_user = {}",
+            quote(&database),
+            quote(&user)
         );
-        if let Err(e) = self.conn.exec(&set) {
-            tracing::warn!("could not set the session's database name: {e}");
+        if let Err(e) = self.conn.exec_batch(&set) {
+            tracing::warn!("could not set the session's database and user names: {e}");
         }
         self.database = database;
     }

@@ -37,6 +37,18 @@ pub(super) fn function(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Optio
             });
             Some(i + 2)
         }
+        // The login role, not DuckDB's constant 'duckdb'.
+        "current_user" | "session_user" | "current_role"
+            if !call && !after_catalog_dot(toks, i) =>
+        {
+            edits.push(Edit {
+                start: t.start,
+                end: t.end,
+                text: "duckmv._session_role()".into(),
+            });
+            Some(i + 1)
+        }
+        "any" | "some" | "all" if call => array_of_query(toks, i, edits),
         "current_schema" => {
             let end = if call {
                 matching(toks, i + 1).map(|c| toks[c].end)?
@@ -105,6 +117,29 @@ pub(super) fn function(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Optio
         }
         _ => None,
     }
+}
+
+/// `x = ANY(ARRAY(SELECT …))`: PostgreSQL compares x with each row; DuckDB takes the ARRAY as
+/// one list value and fails to cast x to a list (pgAdmin's role query). Written as `ANY(SELECT
+/// …)`, which both read alike.
+fn array_of_query(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Option<usize> {
+    let array = toks.get(i + 2).filter(|t| t.is_kw("ARRAY"))?;
+    let open = i + 3;
+    toks.get(open).filter(|t| t.is_punct("("))?;
+    toks.get(open + 1)
+        .filter(|t| t.is_kw("SELECT") || t.is_kw("WITH"))?;
+    let close = matching(toks, open)?;
+    edits.push(Edit {
+        start: array.start,
+        end: toks[open].end,
+        text: String::new(),
+    });
+    edits.push(Edit {
+        start: toks[close].start,
+        end: toks[close].end,
+        text: String::new(),
+    });
+    Some(open + 1)
 }
 
 /// `substring(s FROM 'pattern')`: PostgreSQL's regular-expression form

@@ -171,6 +171,10 @@ const TRIGGERS: &[&str] = &[
     "'{",
     "extract",
     "date_part",
+    "current_user",
+    "session_user",
+    "current_role",
+    "array",
 ];
 
 /// The statement to hand DuckDB instead of `sql`, or None to run it as is.

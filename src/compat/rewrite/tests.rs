@@ -310,3 +310,29 @@ fn seconds_and_milliseconds_keep_their_fraction() {
         None
     );
 }
+
+#[test]
+fn the_current_user_is_the_login_role() {
+    assert_eq!(
+        rw("SELECT current_user, session_user, current_role FROM t WHERE owner = current_user"),
+        "SELECT duckmv._session_role(), duckmv._session_role(), duckmv._session_role() \
+         FROM t WHERE owner = duckmv._session_role()"
+    );
+    // A column of that name, and a call of a function of that name, are left alone.
+    assert_eq!(
+        rewrite("SELECT t.current_user, \"current_user\" FROM t"),
+        None
+    );
+}
+
+#[test]
+fn any_of_an_array_of_a_query_compares_with_its_rows() {
+    assert_eq!(
+        rw("SELECT 'x' = ANY(ARRAY(WITH c AS (SELECT 1) SELECT n FROM c)), y <> all (array(select z))"),
+        "SELECT 'x' = ANY(WITH c AS (SELECT 1) SELECT n FROM c), y <> all (select z)"
+    );
+    assert_eq!(
+        rewrite("SELECT 1 = ANY(ARRAY[1, 2]), ARRAY(SELECT 1)"),
+        None
+    );
+}
