@@ -1,6 +1,6 @@
 //! Compiles a fix for a memory-corruption bug in the bundled DuckDB 2.0.0 and links it in place of
 //! the faulty code; and, with the same flags, duckmv's own C++ against DuckDB's internals
-//! (`src/engine/utc_timestamptz.cpp`: TIMESTAMPTZ functions in UTC, for a build without ICU).
+//! (`src/engine/*.cpp`, registered by `engine::native`).
 //!
 //! The bug: `RowIdColumnData::Filter` (src/storage/table/row_id_column_data.cpp) hands a table
 //! filter on the `rowid` column the number of *selected* rows as the vector's size, while the
@@ -36,12 +36,14 @@ const FIXED: &str = "ColumnSegment::FilterSelection(sel, result, filter_state, m
 /// The unity file of libduckdb-sys that holds the faulty file, and that file.
 const UNITY: &str = "ub_src_storage_table.cpp";
 const FILE: &str = "src/storage/table/row_id_column_data.cpp";
-/// duckmv's own C++: TIMESTAMPTZ functions in UTC (see the file), built with the same flags.
-const TIMESTAMPTZ: &str = "src/engine/utc_timestamptz.cpp";
+/// duckmv's own C++ (see `engine::native`), built with the same flags.
+const NATIVE: [&str; 2] = ["src/engine/native.hpp", "src/engine/utc_timestamptz.cpp"];
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed={TIMESTAMPTZ}");
+    for file in NATIVE {
+        println!("cargo:rerun-if-changed={file}");
+    }
     // libduckdb-sys publishes <sources>/duckdb/src/include.
     let include = PathBuf::from(
         std::env::var("DEP_DUCKDB_INCLUDE").expect("libduckdb-sys publishes DEP_DUCKDB_INCLUDE"),
@@ -92,7 +94,7 @@ fn main() {
     build
         .cpp(true)
         .file(&patched_unity)
-        .file(TIMESTAMPTZ)
+        .files(NATIVE.iter().filter(|f| f.ends_with(".cpp")))
         .include(&duckdb)
         .define("DUCKDB_EXTENSION_CORE_FUNCTIONS_LINKED", Some("1"))
         .define("DUCKDB_EXTENSION_JSON_LINKED", Some("1"))

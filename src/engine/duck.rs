@@ -49,7 +49,7 @@ impl Database {
     pub fn open(path: &str) -> Result<Arc<Database>, EngineError> {
         let db = Self::open_instance(&super::spill::directory(path))?;
         let conn = db.connect_raw()?;
-        super::utc_timestamptz::register(&conn)?;
+        super::native::register(&conn)?;
         conn.exec(&format!(
             "ATTACH '{}' AS {CATALOG}",
             path.replace('\'', "''")
@@ -248,7 +248,7 @@ impl Drop for Prepared {
 }
 
 impl Conn {
-    /// The C API handle, for the engine's own C++ (`utc_timestamptz`).
+    /// The C API handle, for the engine's own C++ (`native`).
     pub(super) fn raw(&self) -> ffi::duckdb_connection {
         self.raw
     }

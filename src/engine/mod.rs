@@ -3,8 +3,8 @@
 
 pub mod duck;
 pub mod error;
+mod native;
 mod spill;
-mod utc_timestamptz;
 
 pub use duck::{
     Column, Conn, Database, Interrupter, Prepared, QueryResult, StatementKind, CATALOG,

@@ -15,7 +15,7 @@
 // working TIMESTAMPTZ overload of its own; DuckDB's placeholders that would ask for ICU are
 // replaced.
 
-#include "duckdb.h"
+#include "native.hpp"
 #include "duckdb/catalog/catalog.hpp"
 #include "duckdb/catalog/catalog_entry/scalar_function_catalog_entry.hpp"
 #include "duckdb/catalog/catalog_entry/table_function_catalog_entry.hpp"
@@ -31,8 +31,6 @@
 #include "duckdb/parser/parsed_data/create_table_function_info.hpp"
 #include "duckdb/transaction/meta_transaction.hpp"
 
-#include <cstring>
-#include <string>
 
 namespace {
 
@@ -313,20 +311,8 @@ void Register(ClientContext &context) {
 // Registers the functions above for every connection of `connection`'s database. Returns NULL,
 // or an error message the caller frees with duckdb_free.
 extern "C" char *duckmv_register_utc_timestamptz(duckdb_connection connection) {
-	try {
+	return duckmv::Guarded([&]() {
 		auto con = reinterpret_cast<duckdb::Connection *>(connection);
 		con->context->RunFunctionInTransaction([&]() { Register(*con->context); });
-		return nullptr;
-	} catch (std::exception &e) {
-		duckdb::ErrorData error(e);
-		auto message = error.Message();
-		auto out = static_cast<char *>(duckdb_malloc(message.size() + 1));
-		std::memcpy(out, message.c_str(), message.size() + 1);
-		return out;
-	} catch (...) {
-		const char unknown[] = "unknown error";
-		auto out = static_cast<char *>(duckdb_malloc(sizeof(unknown)));
-		std::memcpy(out, unknown, sizeof(unknown));
-		return out;
-	}
+	});
 }
