@@ -37,7 +37,11 @@ const FIXED: &str = "ColumnSegment::FilterSelection(sel, result, filter_state, m
 const UNITY: &str = "ub_src_storage_table.cpp";
 const FILE: &str = "src/storage/table/row_id_column_data.cpp";
 /// duckmv's own C++ (see `engine::native`), built with the same flags.
-const NATIVE: [&str; 2] = ["src/engine/native.hpp", "src/engine/utc_timestamptz.cpp"];
+const NATIVE: [&str; 3] = [
+    "src/engine/native.hpp",
+    "src/engine/utc_timestamptz.cpp",
+    "src/engine/pg_bytea.cpp",
+];
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");

@@ -174,6 +174,38 @@ async fn text_copy_reads_bytea_and_arrays_as_postgresql_writes_them() {
     assert_eq!(nums, [Some(vec![Some(1), None, Some(-3)]), None]);
 }
 
+/// CSV COPY of bytea in PostgreSQL's hex form (what `\copy … to … csv` writes), and the same
+/// values as untyped literals: three bytes each, not DuckDB's reading (one escaped byte, then
+/// the rest as characters).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn csv_copy_and_literals_read_bytea_hex_as_postgresql_does() {
+    let server = TestServer::start();
+    let c = server.client().await;
+    exec(&c, "CREATE TABLE t (id int, raw bytea)").await;
+    let mut sink = Box::pin(
+        c.copy_in("COPY t FROM STDIN WITH (FORMAT csv)")
+            .await
+            .unwrap(),
+    );
+    let csv = "1,\\x0001ff\n2,\\x\n";
+    sink.send(bytes::Bytes::from(csv)).await.unwrap();
+    assert_eq!(sink.as_mut().finish().await.unwrap(), 2);
+    exec(&c, "INSERT INTO t VALUES (3, '\\x0001ff'), (4, 'ab')").await;
+    exec(&c, "UPDATE t SET raw = '\\x 10 20' WHERE id = 4").await;
+    let rows = c.query("SELECT raw FROM t ORDER BY id", &[]).await.unwrap();
+    let raw: Vec<Vec<u8>> = rows.iter().map(|r| r.get(0)).collect();
+    assert_eq!(
+        raw,
+        [vec![0, 1, 255], vec![], vec![0, 1, 255], vec![16, 32]]
+    );
+    let n = count(
+        &c,
+        "SELECT count(*) FROM t WHERE raw = '\\x0001ff' AND length(raw) = 3",
+    )
+    .await;
+    assert_eq!(n, 2);
+}
+
 /// Malformed binary data: 22P04, nothing loaded, and the session goes on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_binary_copy_data_is_refused_whole() {

@@ -4,7 +4,9 @@
 //!
 //! - `utc_timestamptz.cpp`: TIMESTAMPTZ forms of DuckDB's TIMESTAMP functions, exact in UTC,
 //!   for a build without ICU (without them `now() + interval '1 day'`, `date_trunc('day', at)`
-//!   and `current_date` fail).
+//!   and `current_date` fail);
+//! - `pg_bytea.cpp`: PostgreSQL's hex input for bytea (`'\x0001ff'` is three bytes; DuckDB
+//!   read five), and `length(bytea)`.
 
 use std::os::raw::c_char;
 
@@ -15,14 +17,17 @@ use super::error::EngineError;
 
 extern "C" {
     fn duckmv_register_utc_timestamptz(connection: ffi::duckdb_connection) -> *mut c_char;
+    fn duckmv_register_pg_bytea(connection: ffi::duckdb_connection) -> *mut c_char;
 }
 
 /// A registration: NULL, or an error message from duckdb_malloc.
 type Registration = unsafe extern "C" fn(ffi::duckdb_connection) -> *mut c_char;
 
 /// What each registers, for its error message, in the order they run.
-const REGISTRATIONS: &[(&str, Registration)] =
-    &[("the TIMESTAMPTZ functions", duckmv_register_utc_timestamptz)];
+const REGISTRATIONS: &[(&str, Registration)] = &[
+    ("the TIMESTAMPTZ functions", duckmv_register_utc_timestamptz),
+    ("the bytea input and length", duckmv_register_pg_bytea),
+];
 
 /// Registers each in the database `conn` belongs to, for all its connections.
 pub(super) fn register(conn: &Conn) -> Result<(), EngineError> {
