@@ -246,3 +246,46 @@ async fn malformed_binary_copy_data_is_refused_whole() {
         assert_eq!(count(&c, "SELECT count(*) FROM t").await, 0, "{what}");
     }
 }
+
+/// Rows of the wrong width or with a value the column cannot hold, in text and CSV: PostgreSQL's
+/// message and SQLSTATE, nothing loaded, the session goes on, and no error names the server's
+/// spool file (DuckDB's reader printed its path with a page of diagnostics).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_text_and_csv_copy_data_is_refused_in_postgresql_words() {
+    let server = TestServer::start();
+    let c = server.client().await;
+    exec(&c, "CREATE TABLE t (a int, b int)").await;
+    let cases = [
+        (
+            "",
+            "1\t2\t3\n",
+            "22P04",
+            "extra data after last expected column",
+        ),
+        ("", "1\t2\n3\n", "22P04", "missing data for column \"b\""),
+        (
+            " (FORMAT csv)",
+            "1,2,3\n",
+            "22P04",
+            "extra data after last expected column",
+        ),
+        (
+            " (FORMAT csv)",
+            "1,2\nabc,3\n",
+            "22P02",
+            "invalid input syntax for type integer: \"abc\"",
+        ),
+    ];
+    for (options, data, code, message) in cases {
+        let sql = format!("COPY t FROM STDIN{options}");
+        let mut sink = Box::pin(c.copy_in(&sql).await.unwrap());
+        sink.send(bytes::Bytes::from(data)).await.unwrap();
+        let err = sink.as_mut().finish().await.expect_err(data);
+        let db = err.as_db_error().expect("a server error");
+        assert_eq!(common::sqlstate(&err), code, "{data:?}: {err:?}");
+        assert_eq!(db.message(), message, "{data:?}");
+        let said = format!("{} {:?} {:?}", db.message(), db.detail(), db.hint());
+        assert!(!said.contains("spool"), "{data:?} names the spool: {said}");
+        assert_eq!(count(&c, "SELECT count(*) FROM t").await, 0, "{data:?}");
+    }
+}

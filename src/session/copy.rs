@@ -11,6 +11,7 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use super::context::Context;
+use super::copy_error;
 use super::reply::{Reply, SqlError};
 use super::Out;
 use crate::sql::copy::{csv_field, text_field, text_line_to_csv, CopyOptions};
@@ -26,7 +27,12 @@ pub struct CopyIn {
     options: CopyOptions,
     /// Loaded by INSERTs of bound parameters (`copy_insert`), spooled as the client sent it.
     by_insert: bool,
-    ncols: usize,
+    /// The columns loaded, in order.
+    names: Vec<String>,
+    /// Text-format lines converted so far, and the first of them of the wrong width: the load
+    /// fails with PostgreSQL's message for it.
+    line: u64,
+    bad: Option<SqlError>,
     /// Started by a simple query, whose last statement it is: its end is the query string's
     /// (an extended-protocol COPY ends at the client's Sync).
     pub ends_query: bool,
@@ -60,7 +66,7 @@ impl CopyIn {
         let probe = ctx
             .conn
             .prepare(&format!("SELECT {cols} FROM {} LIMIT 0", table.quoted()))?;
-        let ncols = probe.columns.len();
+        let names: Vec<String> = probe.columns.iter().map(|c| c.name.clone()).collect();
         let types: Vec<_> = probe.columns.iter().map(|c| c.ty.clone()).collect();
         let by_insert =
             options.binary || (!options.csv && super::copy_insert::reads_text_by_insert(&types));
@@ -72,7 +78,7 @@ impl CopyIn {
             .join(format!("copy-{:032x}.csv", rand::random::<u128>()));
         let file = BufWriter::with_capacity(1 << 20, File::create(&path).map_err(io_err)?);
         out.send(Reply::CopyInResponse {
-            columns: ncols as i16,
+            columns: names.len() as i16,
             binary: options.binary,
         });
         Ok(CopyIn {
@@ -83,7 +89,9 @@ impl CopyIn {
             columns: columns.clone(),
             options: options.clone(),
             by_insert,
-            ncols,
+            names,
+            line: 0,
+            bad: None,
             ends_query: false,
         })
     }
@@ -93,21 +101,32 @@ impl CopyIn {
         if self.options.csv || self.by_insert {
             return self.file.write_all(data).map_err(io_err);
         }
-        self.partial.extend_from_slice(data);
-        let mut csv = Vec::with_capacity(self.partial.len() + 64);
+        let mut pending = std::mem::take(&mut self.partial);
+        pending.extend_from_slice(data);
+        let mut csv = Vec::with_capacity(pending.len() + 64);
         let mut start = 0;
-        while let Some(nl) = self.partial[start..].iter().position(|b| *b == b'\n') {
-            let mut line = &self.partial[start..start + nl];
+        while let Some(nl) = pending[start..].iter().position(|b| *b == b'\n') {
+            let mut line = &pending[start..start + nl];
             if line.last() == Some(&b'\r') {
                 line = &line[..line.len() - 1];
             }
             if line != b"\\." {
-                text_line_to_csv(line, &self.options, &mut csv);
+                self.convert(line, &mut csv);
             }
             start += nl + 1;
         }
-        self.partial.drain(..start);
+        pending.drain(..start);
+        self.partial = pending;
         self.file.write_all(&csv).map_err(io_err)
+    }
+
+    /// One text-format line as CSV, its width checked against the columns.
+    fn convert(&mut self, line: &[u8], csv: &mut Vec<u8>) {
+        self.line += 1;
+        let fields = text_line_to_csv(line, &self.options, csv);
+        if self.bad.is_none() {
+            self.bad = copy_error::field_count(fields, &self.names, self.line, &self.table.name);
+        }
     }
 
     /// The table it loads, lower-cased as statements' write targets are.
@@ -125,15 +144,19 @@ impl CopyIn {
                 &ctx.conn,
                 &self.table,
                 &self.columns,
-                self.ncols,
+                &self.names,
                 &self.path,
                 text,
             );
         }
         if !self.options.csv && !self.partial.is_empty() && self.partial != b"\\." {
             let mut csv = Vec::new();
-            text_line_to_csv(&self.partial, &self.options, &mut csv);
+            let partial = std::mem::take(&mut self.partial);
+            self.convert(&partial, &mut csv);
             self.file.write_all(&csv).map_err(io_err)?;
+        }
+        if let Some(e) = self.bad.take() {
+            return Err(e);
         }
         self.file.flush().map_err(io_err)?;
         let cols = column_list(&self.columns);
@@ -143,7 +166,9 @@ impl CopyIn {
             self.path.display().to_string().replace('\'', "''"),
             duckdb_options(&self.options)
         );
-        Ok(ctx.conn.exec(&sql)?)
+        ctx.conn
+            .exec(&sql)
+            .map_err(|e| copy_error::load(e, &self.path, &self.names, &self.table.name))
     }
 }
 

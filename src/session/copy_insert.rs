@@ -45,15 +45,16 @@ pub fn reads_text_by_insert(types: &[DuckType]) -> bool {
 }
 
 /// Loads the spooled data at `path` (binary, or text with `text`'s options) into `table`'s
-/// `ncols` columns (`columns`, or all of them); returns the row count.
+/// columns called `names` (`columns`, or all of them); returns the row count.
 pub fn load(
     conn: &Conn,
     table: &Name,
     columns: &Option<Vec<String>>,
-    ncols: usize,
+    names: &[String],
     path: &Path,
     text: Option<&CopyOptions>,
 ) -> Result<u64, SqlError> {
+    let ncols = names.len();
     let file =
         File::open(path).map_err(|e| bad_format(format!("could not read COPY data: {e}")))?;
     let reader = BufReader::with_capacity(1 << 20, file);
@@ -72,10 +73,12 @@ pub fn load(
             let mut lines = TextRows {
                 r: reader,
                 o,
+                names,
+                table: &table.name,
                 line: 0,
                 done: false,
             };
-            into.insert_all(Format::Text, || lines.next(ncols))
+            into.insert_all(Format::Text, || lines.next())
         }
     }
 }
@@ -174,12 +177,14 @@ impl Target<'_> {
 struct TextRows<'a, R> {
     r: R,
     o: &'a CopyOptions,
+    names: &'a [String],
+    table: &'a str,
     line: u64,
     done: bool,
 }
 
 impl<R: BufRead> TextRows<'_, R> {
-    fn next(&mut self, ncols: usize) -> Result<Option<Fields>, SqlError> {
+    fn next(&mut self) -> Result<Option<Fields>, SqlError> {
         let mut buf = Vec::new();
         if self.done
             || self
@@ -202,15 +207,10 @@ impl<R: BufRead> TextRows<'_, R> {
             return Ok(None);
         }
         let fields = text_fields(&buf, self.o);
-        if fields.len() != ncols {
-            let what = if fields.len() < ncols {
-                "missing data for a column"
-            } else {
-                "extra data after last expected column"
-            };
-            return Err(bad_format(format!("{what} (COPY line {})", self.line)));
+        match super::copy_error::field_count(fields.len(), self.names, self.line, self.table) {
+            Some(e) => Err(e),
+            None => Ok(Some(fields)),
         }
-        Ok(Some(fields))
     }
 }
 

@@ -12,6 +12,7 @@ mod capture_lock;
 mod capture_txn;
 mod context;
 mod copy;
+mod copy_error;
 mod copy_insert;
 mod exec;
 mod guard;

@@ -305,8 +305,9 @@ fn unescape(field: &[u8]) -> Vec<u8> {
 
 /// Converts one line of COPY text format (without its newline) to a CSV
 /// record where NULL is an unquoted empty field and every value is quoted.
-pub fn text_line_to_csv(line: &[u8], o: &CopyOptions, out: &mut Vec<u8>) {
-    for (n, field) in text_fields(line, o).iter().enumerate() {
+pub fn text_line_to_csv(line: &[u8], o: &CopyOptions, out: &mut Vec<u8>) -> usize {
+    let fields = text_fields(line, o);
+    for (n, field) in fields.iter().enumerate() {
         if n > 0 {
             out.push(b',');
         }
@@ -321,6 +322,7 @@ pub fn text_line_to_csv(line: &[u8], o: &CopyOptions, out: &mut Vec<u8>) {
         out.push(b'"');
     }
     out.push(b'\n');
+    fields.len()
 }
 
 /// Appends one field in COPY text format (`None` = NULL).
