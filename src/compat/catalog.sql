@@ -565,10 +565,28 @@ CREATE OR REPLACE MACRO duckmv.pg_database_size(d) AS 0::BIGINT;
 CREATE OR REPLACE MACRO duckmv.array_upper(a, d) AS CASE WHEN len(a) = 0 THEN NULL ELSE len(a) END;
 CREATE OR REPLACE MACRO duckmv.array_lower(a, d) AS CASE WHEN len(a) = 0 THEN NULL ELSE 1 END;
 -- to_char of dates and timestamps: PostgreSQL's template patterns as strftime's, longest
--- first (HH24 before HH, Month before Mon); FM (no padding) as strftime's `-`.
+-- first (HH24 before HH, Month before Mon); FM (no padding) as strftime's `-`. to_date and
+-- to_timestamp with a template read them with strptime (compat::rewrite::functions).
 CREATE OR REPLACE MACRO duckmv._pg_datetime_format(f) AS
     replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(f, '%', '%%'), 'FMHH24', '%-H'), 'FMHH12', '%-I'), 'FMHH', '%-I'), 'FMMI', '%-M'), 'FMSS', '%-S'), 'FMMM', '%-m'), 'FMDD', '%-d'), 'FM', ''), 'HH24', '%H'), 'HH12', '%I'), 'HH', '%I'), 'MI', '%M'), 'SS', '%S'), 'MS', '%g'), 'US', '%f'), 'YYYY', '%Y'), 'YY', '%y'), 'Month', '%B'), 'Mon', '%b'), 'MM', '%m'), 'Day', '%A'), 'Dy', '%a'), 'DDD', '%j'), 'DD', '%d'), 'AM', '%p'), 'PM', '%p');
 CREATE OR REPLACE MACRO duckmv.to_char(v, f) AS strftime(v, duckmv._pg_datetime_format(f));
+-- date_bin is DuckDB's time_bucket with an origin.
+CREATE OR REPLACE MACRO duckmv.date_bin(stride, source, origin) AS time_bucket(stride, source, origin);
+-- An interval's hours, minutes and seconds in microseconds (DuckDB keeps months, days and
+-- microseconds apart, as PostgreSQL does).
+CREATE OR REPLACE MACRO duckmv._interval_us(i) AS
+    date_part('hour', i) * 3600000000 + date_part('minute', i) * 60000000 + date_part('microseconds', i);
+CREATE OR REPLACE MACRO duckmv.justify_hours(i) AS
+    to_months(12 * date_part('year', i) + date_part('month', i))
+    + to_days(date_part('day', i) + duckmv._interval_us(i) // 86400000000)
+    + to_microseconds(duckmv._interval_us(i) % 86400000000);
+CREATE OR REPLACE MACRO duckmv.justify_days(i) AS
+    to_months(12 * date_part('year', i) + date_part('month', i) + date_part('day', i) // 30)
+    + to_days(date_part('day', i) % 30) + to_microseconds(duckmv._interval_us(i));
+CREATE OR REPLACE MACRO duckmv.make_interval(years := 0, months := 0, weeks := 0, days := 0, hours := 0,
+    mins := 0, secs := 0) AS
+    to_months(12 * years + months) + to_days(7 * weeks + days)
+    + to_microseconds(CAST(round((hours * 3600.0 + mins * 60.0 + secs) * 1000000) AS BIGINT));
 CREATE OR REPLACE MACRO duckmv.array_remove(a, e) AS list_filter(a, lambda x: x IS DISTINCT FROM e);
 CREATE OR REPLACE MACRO duckmv.btrim(s) AS trim(s), (s, c) AS trim(s, c);
 CREATE OR REPLACE MACRO duckmv.txid_current() AS 1::BIGINT;

@@ -49,6 +49,8 @@ pub(super) fn function(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Optio
             Some(i + 1)
         }
         "any" | "some" | "all" if call => array_of_query(toks, i, edits),
+        "to_date" if call => parse_with_template(toks, i, "DATE", edits),
+        "to_timestamp" if call => parse_with_template(toks, i, "TIMESTAMPTZ", edits),
         "current_schema" => {
             let end = if call {
                 matching(toks, i + 1).map(|c| toks[c].end)?
@@ -140,6 +142,45 @@ fn array_of_query(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Option<usi
         text: String::new(),
     });
     Some(open + 1)
+}
+
+/// `to_date(s, 'DD/MM/YYYY')`, `to_timestamp(s, template)`: strptime of the template's patterns
+/// as strftime's (`duckmv._pg_datetime_format`, which to_char uses), cast to `ty`. DuckDB has no
+/// to_date, and its to_timestamp takes seconds only (kept for one argument). strptime wants a
+/// constant format, which a macro's parameter is not, hence a rewrite.
+fn parse_with_template(toks: &[Token], i: usize, ty: &str, edits: &mut Vec<Edit>) -> Option<usize> {
+    let close = matching(toks, i + 1)?;
+    let mut depth = 0usize;
+    let mut comma = None;
+    for (j, t) in toks.iter().enumerate().take(close).skip(i + 2) {
+        if t.is_punct("(") || t.is_punct("[") {
+            depth += 1;
+        } else if t.is_punct(")") || t.is_punct("]") {
+            depth = depth.checked_sub(1)?;
+        } else if depth == 0 && t.is_punct(",") {
+            if comma.is_some() {
+                return None;
+            }
+            comma = Some(j);
+        }
+    }
+    let comma = comma?;
+    edits.push(Edit {
+        start: toks[i].start,
+        end: toks[i + 1].end,
+        text: "CAST(strptime(".into(),
+    });
+    edits.push(Edit {
+        start: toks[comma].end,
+        end: toks[comma].end,
+        text: " duckmv._pg_datetime_format(".into(),
+    });
+    edits.push(Edit {
+        start: toks[close].start,
+        end: toks[close].end,
+        text: format!(")) AS {ty})"),
+    });
+    Some(i + 2)
 }
 
 /// `substring(s FROM 'pattern')`: PostgreSQL's regular-expression form

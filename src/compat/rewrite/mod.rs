@@ -175,6 +175,8 @@ const TRIGGERS: &[&str] = &[
     "session_user",
     "current_role",
     "array",
+    "to_date",
+    "to_timestamp",
 ];
 
 /// The statement to hand DuckDB instead of `sql`, or None to run it as is.

@@ -336,3 +336,14 @@ fn any_of_an_array_of_a_query_compares_with_its_rows() {
         None
     );
 }
+
+#[test]
+fn to_date_and_to_timestamp_read_a_template() {
+    assert_eq!(
+        rw("SELECT to_date(d, 'DD/MM/YYYY'), to_timestamp(concat(a, b), f)"),
+        "SELECT CAST(strptime(d, duckmv._pg_datetime_format( 'DD/MM/YYYY')) AS DATE), \
+         CAST(strptime(concat(a, b), duckmv._pg_datetime_format( f)) AS TIMESTAMPTZ)"
+    );
+    // Seconds since 1970 are DuckDB's to_timestamp.
+    assert_eq!(rewrite("SELECT to_timestamp(1700000000)"), None);
+}
