@@ -587,6 +587,11 @@ CREATE OR REPLACE MACRO duckmv.make_interval(years := 0, months := 0, weeks := 0
     mins := 0, secs := 0) AS
     to_months(12 * years + months) + to_days(7 * weeks + days)
     + to_microseconds(CAST(round((hours * 3600.0 + mins * 60.0 + secs) * 1000000) AS BIGINT));
+-- json functions PostgreSQL has: json_typeof in PostgreSQL's words, json_object_keys as rows.
+CREATE OR REPLACE MACRO duckmv.json_typeof(j) AS CASE json_type(j)
+    WHEN 'OBJECT' THEN 'object' WHEN 'ARRAY' THEN 'array' WHEN 'VARCHAR' THEN 'string'
+    WHEN 'BOOLEAN' THEN 'boolean' WHEN 'NULL' THEN 'null' ELSE 'number' END;
+CREATE OR REPLACE MACRO duckmv.json_object_keys(j) AS unnest(json_keys(j));
 CREATE OR REPLACE MACRO duckmv.array_remove(a, e) AS list_filter(a, lambda x: x IS DISTINCT FROM e);
 CREATE OR REPLACE MACRO duckmv.btrim(s) AS trim(s), (s, c) AS trim(s, c);
 CREATE OR REPLACE MACRO duckmv.txid_current() AS 1::BIGINT;

@@ -82,13 +82,19 @@ pub(super) fn function(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Optio
             Some(i + 1)
         }
         // DuckDB's json_object takes the same (key, value, ...) pairs.
-        "json_build_object" if call => {
-            edits.push(Edit {
-                start: t.start,
-                end: t.end,
-                text: "json_object".into(),
-            });
+        // jsonb is stored as DuckDB's JSON (its text, not PostgreSQL's binary form), and the
+        // jsonb functions are the json ones; DuckDB's json_object and json_array take what
+        // json_build_object and json_build_array take.
+        "jsonb" if !call && !after_catalog_dot(toks, i) => rename(toks, i, "JSON", edits),
+        // DuckDB's json_group_array is a macro, which takes no ORDER BY: the list it is built on.
+        "json_agg" | "jsonb_agg" if call => {
+            let close = matching(toks, i + 1)?;
+            rename(toks, i, "to_json(list", edits)?;
+            rename(toks, close, "))", edits)?;
             Some(i + 2)
+        }
+        _ if call && !after_catalog_dot(toks, i) && json_name(&name).is_some() => {
+            rename(toks, i, json_name(&name)?, edits)
         }
         "current_schemas" if call => {
             edits.push(Edit {
@@ -119,6 +125,29 @@ pub(super) fn function(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Optio
         }
         _ => None,
     }
+}
+
+/// The function DuckDB (or duckmv's catalog) has for a PostgreSQL json or jsonb function.
+fn json_name(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "json_build_object" | "jsonb_build_object" => "json_object",
+        "json_build_array" | "jsonb_build_array" => "json_array",
+        "to_jsonb" => "to_json",
+        "jsonb_typeof" => "json_typeof",
+        "jsonb_array_length" => "json_array_length",
+        "jsonb_object_keys" => "json_object_keys",
+        _ => return None,
+    })
+}
+
+/// The token at `i` replaced by `to`.
+fn rename(toks: &[Token], i: usize, to: &str, edits: &mut Vec<Edit>) -> Option<usize> {
+    edits.push(Edit {
+        start: toks[i].start,
+        end: toks[i].end,
+        text: to.into(),
+    });
+    Some(i + 1)
 }
 
 /// `x = ANY(ARRAY(SELECT …))`: PostgreSQL compares x with each row; DuckDB takes the ARRAY as

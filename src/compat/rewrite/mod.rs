@@ -157,7 +157,7 @@ const TRIGGERS: &[&str] = &[
     "current_database",
     "current_catalog",
     "version",
-    "json_build_object",
+    "json",
     "merge_action",
     "::oid",
     "format",

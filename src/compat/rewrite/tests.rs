@@ -347,3 +347,15 @@ fn to_date_and_to_timestamp_read_a_template() {
     // Seconds since 1970 are DuckDB's to_timestamp.
     assert_eq!(rewrite("SELECT to_timestamp(1700000000)"), None);
 }
+
+#[test]
+fn jsonb_is_json() {
+    assert_eq!(
+        rw("CREATE TABLE t (d jsonb NOT NULL DEFAULT '{}'::jsonb, e JSONB[])"),
+        "CREATE TABLE t (d JSON NOT NULL DEFAULT '{}'::JSON, e JSON[])"
+    );
+    assert_eq!(
+        rw("SELECT jsonb_build_object('k', 1), jsonb_agg(x ORDER BY x), to_jsonb(y), t.jsonb FROM t"),
+        "SELECT json_object('k', 1), to_json(list(x ORDER BY x)), to_json(y), t.jsonb FROM t"
+    );
+}
