@@ -1,10 +1,13 @@
 // What duckmv's own C++ (compiled by build.rs against the bundled DuckDB) shares: the way each
-// registration hands an error back across the C API.
+// registration hands an error back across the C API, and how it adds overloads.
 
 #pragma once
 
 #include "duckdb.h"
+#include "duckdb/catalog/catalog.hpp"
 #include "duckdb/common/error_data.hpp"
+#include "duckdb/main/client_context.hpp"
+#include "duckdb/parser/parsed_data/create_scalar_function_info.hpp"
 
 #include <cstring>
 #include <exception>
@@ -30,6 +33,16 @@ char *Guarded(BODY &&body) {
 	} catch (...) {
 		return CMessage("unknown error");
 	}
+}
+
+// Adds `set`'s overloads to the system catalog's function of that name (creating it when
+// absent), where every connection binds them; an overload of the same arguments is replaced.
+inline void AddOverloads(duckdb::ClientContext &context, duckdb::ScalarFunctionSet set) {
+	auto &catalog = duckdb::Catalog::GetSystemCatalog(context);
+	duckdb::CreateScalarFunctionInfo info(std::move(set));
+	info.on_conflict = duckdb::OnCreateConflict::ALTER_ON_CONFLICT;
+	info.internal = true;
+	catalog.CreateFunction(context, info);
 }
 
 } // namespace duckmv

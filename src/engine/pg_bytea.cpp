@@ -1,13 +1,13 @@
 // PostgreSQL's bytea where DuckDB's BLOB differs: its hex input, and length().
 //
-// A string `\x0001ff` is the three bytes 00 01 ff.
-// DuckDB reads `\xHH` as one escaped byte and everything after it as characters, so the same
-// string became five bytes (00 '0' '1' 'f' 'f') without a word wherever a string turns into a
-// BLOB: a literal inserted into a bytea column, compared with one, assigned in UPDATE. This
-// registers the VARCHAR to BLOB cast again: a string that is PostgreSQL's hex format (`\x`, then
-// pairs of hex digits, whitespace allowed between pairs) is decoded as PostgreSQL decodes it;
-// any other string is read as DuckDB reads it, so DuckDB's own escapes (`\x00\xFF`, which is not
-// PostgreSQL hex) keep working.
+// A string `\x0001ff` is the three bytes 00 01 ff. DuckDB reads `\xHH` as one escaped byte and
+// everything after it as characters, so the same string became five bytes (00 '0' '1' 'f' 'f')
+// without a word wherever a string turns into a BLOB: a literal inserted into a bytea column,
+// compared with one, assigned in UPDATE, a CSV COPY field. This registers the VARCHAR to BLOB
+// cast again: a string that is PostgreSQL's hex format (`\x`, then pairs of hex digits,
+// whitespace allowed between pairs) is decoded as PostgreSQL decodes it; any other string is
+// read as DuckDB reads it, so DuckDB's own escapes (`\x00\xFF`, which is not PostgreSQL hex)
+// keep working.
 //
 // `length(bytea)` counts bytes in PostgreSQL; DuckDB has only octet_length for a BLOB.
 
@@ -97,13 +97,9 @@ unique_ptr<Expression> BindAsOctetLength(FunctionBindExpressionInput &input) {
 }
 
 void AddLength(ClientContext &context) {
-	auto &catalog = Catalog::GetSystemCatalog(context);
 	ScalarFunction length(Identifier("length"), {LogicalType::BLOB}, LogicalType::BIGINT, nullptr);
 	length.SetBindExpressionCallback(BindAsOctetLength);
-	CreateScalarFunctionInfo info(ScalarFunctionSet {std::move(length)});
-	info.on_conflict = OnCreateConflict::ALTER_ON_CONFLICT;
-	info.internal = true;
-	catalog.CreateFunction(context, info);
+	duckmv::AddOverloads(context, ScalarFunctionSet {std::move(length)});
 }
 
 void AddHexInput(ClientContext &context) {

@@ -146,10 +146,7 @@ void AddTwins(ClientContext &context, Catalog &catalog, const char *name) {
 	if (twins.functions.empty()) {
 		return;
 	}
-	CreateScalarFunctionInfo info(std::move(twins));
-	info.on_conflict = OnCreateConflict::ALTER_ON_CONFLICT;
-	info.internal = true;
-	catalog.CreateFunction(context, info);
+	duckmv::AddOverloads(context, std::move(twins));
 }
 
 // The table functions generate_series and range over TIMESTAMPTZ: the TIMESTAMP ones, whose
@@ -227,7 +224,7 @@ void AtUtc(DataChunk &args, ExpressionState &state, Vector &result) {
 	                                                            });
 }
 
-void AddTimeZone(ClientContext &context, Catalog &catalog) {
+void AddTimeZone(ClientContext &context) {
 	ScalarFunctionSet set {Identifier("timezone")};
 	ScalarFunction to_zoned(Identifier("timezone"), {LogicalType::VARCHAR, LogicalType::TIMESTAMP},
 	                        LogicalType::TIMESTAMP_TZ, AtUtc);
@@ -237,10 +234,7 @@ void AddTimeZone(ClientContext &context, Catalog &catalog) {
 		function.SetFallible();
 		set.AddFunction(std::move(function));
 	}
-	CreateScalarFunctionInfo info(std::move(set));
-	info.on_conflict = OnCreateConflict::ALTER_ON_CONFLICT;
-	info.internal = true;
-	catalog.CreateFunction(context, info);
+	duckmv::AddOverloads(context, std::move(set));
 }
 
 // The transaction's start, as now() and current_timestamp read it.
@@ -268,14 +262,11 @@ void LocalTime(DataChunk &input, ExpressionState &state, Vector &result) {
 	result.Reference(value, count_t(input.size()));
 }
 
-void AddCurrent(ClientContext &context, Catalog &catalog, const char *name, LogicalType type,
+void AddCurrent(ClientContext &context, const char *name, LogicalType type,
                 scalar_function_t function) {
 	ScalarFunction current(Identifier(name), vector<LogicalType> {}, std::move(type), function);
 	current.SetStability(FunctionStability::CONSISTENT_WITHIN_QUERY);
-	CreateScalarFunctionInfo info(ScalarFunctionSet {std::move(current)});
-	info.on_conflict = OnCreateConflict::ALTER_ON_CONFLICT;
-	info.internal = true;
-	catalog.CreateFunction(context, info);
+	duckmv::AddOverloads(context, ScalarFunctionSet {std::move(current)});
 }
 
 // TIMESTAMPTZ to `target` as TIMESTAMP to `target`, where DuckDB has no cast of its own.
@@ -295,15 +286,15 @@ void Register(ClientContext &context) {
 	for (auto name : FUNCTIONS) {
 		AddTwins(context, catalog, name);
 	}
-	AddCurrent(context, catalog, "current_date", LogicalType::DATE, CurrentDate);
-	AddCurrent(context, catalog, "get_current_time", LogicalType::TIME_TZ, CurrentTime);
-	AddCurrent(context, catalog, "current_localtimestamp", LogicalType::TIMESTAMP, LocalTimestamp);
-	AddCurrent(context, catalog, "current_localtime", LogicalType::TIME, LocalTime);
+	AddCurrent(context, "current_date", LogicalType::DATE, CurrentDate);
+	AddCurrent(context, "get_current_time", LogicalType::TIME_TZ, CurrentTime);
+	AddCurrent(context, "current_localtimestamp", LogicalType::TIMESTAMP, LocalTimestamp);
+	AddCurrent(context, "current_localtime", LogicalType::TIME, LocalTime);
 	AddCast(context, LogicalType::DATE);
 	AddCast(context, LogicalType::TIME);
 	AddTableTwins<true>(context, catalog);
 	AddTableTwins<false>(context, catalog);
-	AddTimeZone(context, catalog);
+	AddTimeZone(context);
 }
 
 } // namespace

@@ -173,27 +173,34 @@ fn array_of_query(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Option<usi
     Some(open + 1)
 }
 
+/// The positions in `from..to` outside any parentheses or brackets opened there (the separators
+/// of a call's arguments); None when they do not balance.
+fn outermost(toks: &[Token], from: usize, to: usize) -> Option<Vec<usize>> {
+    let mut depth = 0usize;
+    let mut out = Vec::new();
+    for (j, t) in toks.iter().enumerate().take(to).skip(from) {
+        if t.is_punct("(") || t.is_punct("[") {
+            depth += 1;
+        } else if t.is_punct(")") || t.is_punct("]") {
+            depth = depth.checked_sub(1)?;
+        } else if depth == 0 {
+            out.push(j);
+        }
+    }
+    Some(out)
+}
+
 /// `to_date(s, 'DD/MM/YYYY')`, `to_timestamp(s, template)`: strptime of the template's patterns
 /// as strftime's (`duckmv._pg_datetime_format`, which to_char uses), cast to `ty`. DuckDB has no
 /// to_date, and its to_timestamp takes seconds only (kept for one argument). strptime wants a
 /// constant format, which a macro's parameter is not, hence a rewrite.
 fn parse_with_template(toks: &[Token], i: usize, ty: &str, edits: &mut Vec<Edit>) -> Option<usize> {
     let close = matching(toks, i + 1)?;
-    let mut depth = 0usize;
-    let mut comma = None;
-    for (j, t) in toks.iter().enumerate().take(close).skip(i + 2) {
-        if t.is_punct("(") || t.is_punct("[") {
-            depth += 1;
-        } else if t.is_punct(")") || t.is_punct("]") {
-            depth = depth.checked_sub(1)?;
-        } else if depth == 0 && t.is_punct(",") {
-            if comma.is_some() {
-                return None;
-            }
-            comma = Some(j);
-        }
-    }
-    let comma = comma?;
+    let commas: Vec<usize> = outermost(toks, i + 2, close)?
+        .into_iter()
+        .filter(|j| toks[*j].is_punct(","))
+        .collect();
+    let [comma] = commas[..] else { return None };
     edits.push(Edit {
         start: toks[i].start,
         end: toks[i + 1].end,
@@ -218,18 +225,9 @@ fn parse_with_template(toks: &[Token], i: usize, ty: &str, edits: &mut Vec<Edit>
 /// whole match when it has none, or NULL.
 fn regex_substring(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Option<usize> {
     let close = matching(toks, i + 1)?;
-    let mut depth = 0usize;
-    let mut from = None;
-    for (j, t) in toks.iter().enumerate().take(close).skip(i + 2) {
-        if t.is_punct("(") || t.is_punct("[") {
-            depth += 1;
-        } else if t.is_punct(")") || t.is_punct("]") {
-            depth = depth.checked_sub(1)?;
-        } else if depth == 0 && t.is_kw("FROM") {
-            from = Some(j);
-        }
-    }
-    let from = from?;
+    let from = outermost(toks, i + 2, close)?
+        .into_iter()
+        .rfind(|j| toks[*j].is_kw("FROM"))?;
     let pattern = toks.get(from + 1).filter(|p| p.kind == Tok::Str)?;
     if from + 2 != close {
         return None;
