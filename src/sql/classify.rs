@@ -588,6 +588,8 @@ pub fn command_tag(s: &Lexed, kind: StatementKind, rows: u64, returned_rows: boo
     match kind {
         StatementKind::Insert => return format!("INSERT 0 {rows}"),
         StatementKind::Update => return format!("UPDATE {rows}"),
+        // DuckDB runs TRUNCATE as a DELETE; PostgreSQL's tag names the statement.
+        StatementKind::Delete if first == "TRUNCATE" => return "TRUNCATE TABLE".into(),
         StatementKind::Delete => return format!("DELETE {rows}"),
         StatementKind::Merge => return format!("MERGE {rows}"),
         StatementKind::Copy => return format!("COPY {rows}"),
@@ -774,6 +776,10 @@ mod tests {
 
     #[test]
     fn tags() {
+        assert_eq!(
+            command_tag("truncate t", StatementKind::Delete, 5, false),
+            "TRUNCATE TABLE"
+        );
         assert_eq!(
             command_tag("insert into t values (1)", StatementKind::Insert, 3, false),
             "INSERT 0 3"
