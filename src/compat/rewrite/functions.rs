@@ -49,6 +49,7 @@ pub(super) fn function(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Optio
             Some(i + 1)
         }
         "any" | "some" | "all" if call => array_of_query(toks, i, edits),
+        "similar" if toks.get(i + 1).is_some_and(|n| n.is_kw("TO")) => similar_to(toks, i, edits),
         "to_date" if call => parse_with_template(toks, i, "DATE", edits),
         "to_timestamp" if call => parse_with_template(toks, i, "TIMESTAMPTZ", edits),
         "current_schema" => {
@@ -171,6 +172,43 @@ fn array_of_query(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Option<usi
         text: String::new(),
     });
     Some(open + 1)
+}
+
+/// `x SIMILAR TO 'a%'`: DuckDB reads the pattern as a regular expression (where `%` and `_` are
+/// characters and `.` is any), PostgreSQL as SQL's: `%` any string, `_` any character, `.` and
+/// the anchors themselves. A literal pattern is written as the regular expression it means; one
+/// with an ESCAPE clause is left as it is.
+fn similar_to(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Option<usize> {
+    let pattern = toks.get(i + 2).filter(|t| t.kind == Tok::Str)?;
+    if toks.get(i + 3).is_some_and(|t| t.is_kw("ESCAPE")) || pattern.text.starts_with(['E', 'e']) {
+        return None;
+    }
+    let mut regex = String::new();
+    let mut chars = unquote(&pattern.text)
+        .chars()
+        .collect::<Vec<_>>()
+        .into_iter();
+    while let Some(c) = chars.next() {
+        match c {
+            '%' => regex.push_str(".*"),
+            '_' => regex.push('.'),
+            '.' | '^' | '$' => {
+                regex.push('\\');
+                regex.push(c);
+            }
+            '\\' => {
+                regex.push('\\');
+                regex.push(chars.next()?);
+            }
+            c => regex.push(c),
+        }
+    }
+    edits.push(Edit {
+        start: pattern.start,
+        end: pattern.end,
+        text: format!("'{}'", regex.replace('\'', "''")),
+    });
+    Some(i + 3)
 }
 
 /// The positions in `from..to` outside any parentheses or brackets opened there (the separators

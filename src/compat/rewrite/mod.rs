@@ -177,6 +177,7 @@ const TRIGGERS: &[&str] = &[
     "array",
     "to_date",
     "to_timestamp",
+    "similar",
 ];
 
 /// The statement to hand DuckDB instead of `sql`, or None to run it as is.

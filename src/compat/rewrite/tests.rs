@@ -359,3 +359,19 @@ fn jsonb_is_json() {
         "SELECT json_object('k', 1), to_json(list(x ORDER BY x)), to_json(y), t.jsonb FROM t"
     );
 }
+
+#[test]
+fn similar_to_reads_sql_wildcards() {
+    assert_eq!(
+        rw("SELECT s SIMILAR TO 'a%b_c.d', s NOT SIMILAR TO '(x|y)%' FROM t"),
+        "SELECT s SIMILAR TO 'a.*b.c\\.d', s NOT SIMILAR TO '(x|y).*' FROM t"
+    );
+    assert_eq!(
+        rw("SELECT s SIMILAR TO '100\\%'"),
+        "SELECT s SIMILAR TO '100\\%'"
+    );
+    assert_eq!(
+        rewrite("SELECT s SIMILAR TO p, s SIMILAR TO 'a#%' ESCAPE '#'"),
+        None
+    );
+}
