@@ -37,10 +37,11 @@ const FIXED: &str = "ColumnSegment::FilterSelection(sel, result, filter_state, m
 const UNITY: &str = "ub_src_storage_table.cpp";
 const FILE: &str = "src/storage/table/row_id_column_data.cpp";
 /// duckmv's own C++ (see `engine::native`), built with the same flags.
-const NATIVE: [&str; 3] = [
+const NATIVE: [&str; 4] = [
     "src/engine/native.hpp",
     "src/engine/utc_timestamptz.cpp",
     "src/engine/pg_bytea.cpp",
+    "src/engine/pg_round.cpp",
 ];
 
 fn main() {

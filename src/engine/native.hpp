@@ -7,6 +7,7 @@
 #include "duckdb/catalog/catalog.hpp"
 #include "duckdb/common/error_data.hpp"
 #include "duckdb/main/client_context.hpp"
+#include "duckdb/main/connection.hpp"
 #include "duckdb/parser/parsed_data/create_scalar_function_info.hpp"
 
 #include <cstring>
@@ -33,6 +34,11 @@ char *Guarded(BODY &&body) {
 	} catch (...) {
 		return CMessage("unknown error");
 	}
+}
+
+// The client context of a C API connection handle (a duckdb::Connection).
+inline duckdb::ClientContext &ContextOf(duckdb_connection connection) {
+	return *reinterpret_cast<duckdb::Connection *>(connection)->context;
 }
 
 // Adds `set`'s overloads to the system catalog's function of that name (creating it when

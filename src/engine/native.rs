@@ -6,7 +6,8 @@
 //!   for a build without ICU (without them `now() + interval '1 day'`, `date_trunc('day', at)`
 //!   and `current_date` fail);
 //! - `pg_bytea.cpp`: PostgreSQL's hex input for bytea (`'\x0001ff'` is three bytes; DuckDB
-//!   read five), and `length(bytea)`.
+//!   read five), and `length(bytea)`;
+//! - `pg_round.cpp`: round(double precision) rounds halves to even, as PostgreSQL's.
 
 use std::os::raw::c_char;
 
@@ -18,6 +19,7 @@ use super::error::EngineError;
 extern "C" {
     fn duckmv_register_utc_timestamptz(connection: ffi::duckdb_connection) -> *mut c_char;
     fn duckmv_register_pg_bytea(connection: ffi::duckdb_connection) -> *mut c_char;
+    fn duckmv_register_pg_round(connection: ffi::duckdb_connection) -> *mut c_char;
 }
 
 /// A registration: NULL, or an error message from duckdb_malloc.
@@ -27,6 +29,7 @@ type Registration = unsafe extern "C" fn(ffi::duckdb_connection) -> *mut c_char;
 const REGISTRATIONS: &[(&str, Registration)] = &[
     ("the TIMESTAMPTZ functions", duckmv_register_utc_timestamptz),
     ("the bytea input and length", duckmv_register_pg_bytea),
+    ("round of double precision", duckmv_register_pg_round),
 ];
 
 /// Registers each in the database `conn` belongs to, for all its connections.

@@ -116,8 +116,8 @@ void AddHexInput(ClientContext &context) {
 // message the caller frees with duckdb_free.
 extern "C" char *duckmv_register_pg_bytea(duckdb_connection connection) {
 	return duckmv::Guarded([&]() {
-		auto con = reinterpret_cast<duckdb::Connection *>(connection);
-		AddHexInput(*con->context);
-		con->context->RunFunctionInTransaction([&]() { AddLength(*con->context); });
+		auto &context = duckmv::ContextOf(connection);
+		AddHexInput(context);
+		context.RunFunctionInTransaction([&]() { AddLength(context); });
 	});
 }

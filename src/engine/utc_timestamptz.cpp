@@ -303,7 +303,7 @@ void Register(ClientContext &context) {
 // or an error message the caller frees with duckdb_free.
 extern "C" char *duckmv_register_utc_timestamptz(duckdb_connection connection) {
 	return duckmv::Guarded([&]() {
-		auto con = reinterpret_cast<duckdb::Connection *>(connection);
-		con->context->RunFunctionInTransaction([&]() { Register(*con->context); });
+		auto &context = duckmv::ContextOf(connection);
+		context.RunFunctionInTransaction([&]() { Register(context); });
 	});
 }
