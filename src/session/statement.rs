@@ -236,10 +236,15 @@ pub fn prepare(
     if matches!(cmd, Command::Passthrough) {
         matview::check_writes(ctx, text)?;
     }
+    // What DuckDB is given: the statement, or its compatibility rewrite, lexed as new text.
+    let rewritten = crate::compat::rewrite(text).map(Lexed::new);
+    let base = rewritten.as_ref().unwrap_or(text);
     // Statements the server runs as several (multi-object DROP, upsert, MERGE, a table with
     // serial columns) are checked as written, strictly: DuckDB never prepares them whole.
-    // DuckDB drops and truncates one object per statement, and knows no serial type.
-    if let Some(r) = sql::multi::split(text).or_else(|| sql::serial::split(text)) {
+    // DuckDB drops and truncates one object per statement, and knows no serial type. They are
+    // split from the compatibility rewrite, so their parts read as the rest do (a jsonb column
+    // beside a serial one).
+    if let Some(r) = sql::multi::split(base).or_else(|| sql::serial::split(base)) {
         check_strictly(ctx, text)?;
         st.kind = StmtKind::Rewrite(r);
         return Ok(st);
@@ -259,9 +264,6 @@ pub fn prepare(
         st.kind = StmtKind::Rewrite(r);
         return Ok(st);
     }
-    // What DuckDB is given: the statement, or its compatibility rewrite, lexed as new text.
-    let rewritten = crate::compat::rewrite(text).map(Lexed::new);
-    let base = rewritten.as_ref().unwrap_or(text);
     // DuckDB prepares SHOW / DESCRIBE / SUMMARIZE without result columns and
     // only learns them when it runs; as a subquery they are known up front, so
     // Describe can announce the row the client will get.
