@@ -6,8 +6,9 @@
 // `current_date`. In UTC a TIMESTAMPTZ is the TIMESTAMP with the same microseconds (both are
 // `timestamp_t`), so every one of those is the TIMESTAMP function applied to the same value.
 // This registers, once per database, each listed TIMESTAMP overload again with TIMESTAMPTZ in
-// place of TIMESTAMP (arguments and result), the casts from TIMESTAMPTZ to DATE and TIME, and
-// the functions behind `current_date`, `current_time`, `localtimestamp` and `localtime`.
+// place of TIMESTAMP (arguments and result), the casts from TIMESTAMPTZ to DATE and TIME, the
+// functions behind `current_date`, `current_time`, `localtimestamp` and `localtime`, and
+// clock_timestamp().
 //
 // Each added overload binds as its TIMESTAMP original over the arguments cast to TIMESTAMP, its
 // result cast back to TIMESTAMPTZ where the original returns TIMESTAMP: the originals' own bind
@@ -262,6 +263,23 @@ void LocalTime(DataChunk &input, ExpressionState &state, Vector &result) {
 	result.Reference(value, count_t(input.size()));
 }
 
+// clock_timestamp(): the wall clock now, read again for every row (PostgreSQL's changes during a
+// statement, where now() is the transaction's start).
+void ClockTimestamp(DataChunk &input, ExpressionState &state, Vector &result) {
+	result.SetVectorType(VectorType::FLAT_VECTOR);
+	auto data = FlatVector::Writer<timestamp_tz_t>(result, input.size());
+	for (idx_t i = 0; i < input.size(); i++) {
+		data.WriteValue(timestamp_tz_t(Timestamp::GetCurrentTimestamp()));
+	}
+}
+
+void AddClock(ClientContext &context) {
+	ScalarFunction clock(Identifier("clock_timestamp"), vector<LogicalType> {}, LogicalType::TIMESTAMP_TZ,
+	                     ClockTimestamp);
+	clock.SetVolatile();
+	duckmv::AddOverloads(context, ScalarFunctionSet {std::move(clock)});
+}
+
 void AddCurrent(ClientContext &context, const char *name, LogicalType type,
                 scalar_function_t function) {
 	ScalarFunction current(Identifier(name), vector<LogicalType> {}, std::move(type), function);
@@ -290,6 +308,7 @@ void Register(ClientContext &context) {
 	AddCurrent(context, "get_current_time", LogicalType::TIME_TZ, CurrentTime);
 	AddCurrent(context, "current_localtimestamp", LogicalType::TIMESTAMP, LocalTimestamp);
 	AddCurrent(context, "current_localtime", LogicalType::TIME, LocalTime);
+	AddClock(context);
 	AddCast(context, LogicalType::DATE);
 	AddCast(context, LogicalType::TIME);
 	AddTableTwins<true>(context, catalog);
