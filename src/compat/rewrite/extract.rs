@@ -4,7 +4,7 @@
 //! whole: `extract` as PostgreSQL's numeric with 6 or 3 decimals, `date_part` as its double.
 //! `extract(epoch FROM …)`, a double in DuckDB, is given PostgreSQL's 6 decimals too.
 
-use super::{matching, Edit};
+use super::{matching, replace_token, Edit};
 use crate::sql::lex::{Tok, Token};
 
 /// The part's scale: how many microseconds make one unit, and the decimals of extract's result.
@@ -47,11 +47,7 @@ pub(super) fn extract(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Option
         end: from.end,
         text: head,
     });
-    edits.push(Edit {
-        start: toks[close].start,
-        end: toks[close].end,
-        text: tail,
-    });
+    replace_token(toks, close, &tail, edits)?;
     Some(i + 4)
 }
 
@@ -66,10 +62,6 @@ pub(super) fn date_part(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Opti
         end: comma.end,
         text: "(date_part('microseconds',".into(),
     });
-    edits.push(Edit {
-        start: toks[close].start,
-        end: toks[close].end,
-        text: format!(") / {per_unit})"),
-    });
+    replace_token(toks, close, &format!(") / {per_unit})"), edits)?;
     Some(i + 4)
 }

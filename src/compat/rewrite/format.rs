@@ -107,21 +107,17 @@ fn parse(fmt: &str) -> Option<(Vec<String>, Vec<Spec>)> {
 
 /// The commas at depth 1 between `from` and the call's `)`.
 fn argument_commas(toks: &[Token], from: usize, close: usize) -> Option<Vec<usize>> {
-    let mut depth = 0usize;
-    let mut commas = Vec::new();
-    for (j, t) in toks.iter().enumerate().take(close).skip(from) {
-        if t.is_punct("(") || t.is_punct("[") {
-            depth += 1;
-        } else if t.is_punct(")") || t.is_punct("]") {
-            depth = depth.checked_sub(1)?;
-        } else if depth == 0 && t.is_punct(",") {
-            commas.push(j);
-        } else if depth == 0 && j == from {
-            // Something other than a comma right after the format string.
-            return None;
-        }
+    let outer = super::outermost(toks, from, close)?;
+    // Something other than a comma right after the format string.
+    if outer.first() == Some(&from) && !toks[from].is_punct(",") {
+        return None;
     }
-    Some(commas)
+    Some(
+        outer
+            .into_iter()
+            .filter(|j| toks[*j].is_punct(","))
+            .collect(),
+    )
 }
 
 fn quote(s: &str) -> String {

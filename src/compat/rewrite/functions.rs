@@ -1,6 +1,6 @@
 //! Functions and keywords PostgreSQL answers differently from DuckDB.
 
-use super::{after_catalog_dot, matching, Edit};
+use super::{after_catalog_dot, matching, outermost, replace_token, Edit};
 use crate::sql::lex::{Tok, Token};
 
 /// Function-like names PostgreSQL answers differently from DuckDB.
@@ -41,12 +41,7 @@ pub(super) fn function(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Optio
         "current_user" | "session_user" | "current_role"
             if !call && !after_catalog_dot(toks, i) =>
         {
-            edits.push(Edit {
-                start: t.start,
-                end: t.end,
-                text: "duckmv._session_role()".into(),
-            });
-            Some(i + 1)
+            replace_token(toks, i, "duckmv._session_role()", edits)
         }
         "any" | "some" | "all" if call => array_of_query(toks, i, edits),
         "similar" if toks.get(i + 1).is_some_and(|n| n.is_kw("TO")) => similar_to(toks, i, edits),
@@ -86,16 +81,16 @@ pub(super) fn function(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Optio
         // jsonb is stored as DuckDB's JSON (its text, not PostgreSQL's binary form), and the
         // jsonb functions are the json ones; DuckDB's json_object and json_array take what
         // json_build_object and json_build_array take.
-        "jsonb" if !call && !after_catalog_dot(toks, i) => rename(toks, i, "JSON", edits),
+        "jsonb" if !call && !after_catalog_dot(toks, i) => replace_token(toks, i, "JSON", edits),
         // DuckDB's json_group_array is a macro, which takes no ORDER BY: the list it is built on.
         "json_agg" | "jsonb_agg" if call => {
             let close = matching(toks, i + 1)?;
-            rename(toks, i, "to_json(list", edits)?;
-            rename(toks, close, "))", edits)?;
+            replace_token(toks, i, "to_json(list", edits)?;
+            replace_token(toks, close, "))", edits)?;
             Some(i + 2)
         }
         _ if call && !after_catalog_dot(toks, i) && json_name(&name).is_some() => {
-            rename(toks, i, json_name(&name)?, edits)
+            replace_token(toks, i, json_name(&name)?, edits)
         }
         "current_schemas" if call => {
             edits.push(Edit {
@@ -141,16 +136,6 @@ fn json_name(name: &str) -> Option<&'static str> {
     })
 }
 
-/// The token at `i` replaced by `to`.
-fn rename(toks: &[Token], i: usize, to: &str, edits: &mut Vec<Edit>) -> Option<usize> {
-    edits.push(Edit {
-        start: toks[i].start,
-        end: toks[i].end,
-        text: to.into(),
-    });
-    Some(i + 1)
-}
-
 /// `x = ANY(ARRAY(SELECT …))`: PostgreSQL compares x with each row; DuckDB takes the ARRAY as
 /// one list value and fails to cast x to a list (pgAdmin's role query). Written as `ANY(SELECT
 /// …)`, which both read alike.
@@ -166,11 +151,7 @@ fn array_of_query(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Option<usi
         end: toks[open].end,
         text: String::new(),
     });
-    edits.push(Edit {
-        start: toks[close].start,
-        end: toks[close].end,
-        text: String::new(),
-    });
+    replace_token(toks, close, "", edits)?;
     Some(open + 1)
 }
 
@@ -184,10 +165,8 @@ fn similar_to(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Option<usize> 
         return None;
     }
     let mut regex = String::new();
-    let mut chars = unquote(&pattern.text)
-        .chars()
-        .collect::<Vec<_>>()
-        .into_iter();
+    let text = unquote(&pattern.text);
+    let mut chars = text.chars();
     while let Some(c) = chars.next() {
         match c {
             '%' => regex.push_str(".*"),
@@ -211,23 +190,6 @@ fn similar_to(toks: &[Token], i: usize, edits: &mut Vec<Edit>) -> Option<usize> 
     Some(i + 3)
 }
 
-/// The positions in `from..to` outside any parentheses or brackets opened there (the separators
-/// of a call's arguments); None when they do not balance.
-fn outermost(toks: &[Token], from: usize, to: usize) -> Option<Vec<usize>> {
-    let mut depth = 0usize;
-    let mut out = Vec::new();
-    for (j, t) in toks.iter().enumerate().take(to).skip(from) {
-        if t.is_punct("(") || t.is_punct("[") {
-            depth += 1;
-        } else if t.is_punct(")") || t.is_punct("]") {
-            depth = depth.checked_sub(1)?;
-        } else if depth == 0 {
-            out.push(j);
-        }
-    }
-    Some(out)
-}
-
 /// `to_date(s, 'DD/MM/YYYY')`, `to_timestamp(s, template)`: strptime of the template's patterns
 /// as strftime's (`duckmv._pg_datetime_format`, which to_char uses), cast to `ty`. DuckDB has no
 /// to_date, and its to_timestamp takes seconds only (kept for one argument). strptime wants a
@@ -249,11 +211,7 @@ fn parse_with_template(toks: &[Token], i: usize, ty: &str, edits: &mut Vec<Edit>
         end: toks[comma].end,
         text: " duckmv._pg_datetime_format(".into(),
     });
-    edits.push(Edit {
-        start: toks[close].start,
-        end: toks[close].end,
-        text: format!(")) AS {ty})"),
-    });
+    replace_token(toks, close, &format!(")) AS {ty})"), edits)?;
     Some(i + 2)
 }
 

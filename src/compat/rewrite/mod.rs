@@ -139,6 +139,33 @@ pub(crate) const INFORMATION_SCHEMA: &[&str] = &[
     "role_table_grants",
 ];
 
+/// The token at `i` replaced by `to`.
+fn replace_token(toks: &[Token], i: usize, to: &str, edits: &mut Vec<Edit>) -> Option<usize> {
+    edits.push(Edit {
+        start: toks[i].start,
+        end: toks[i].end,
+        text: to.into(),
+    });
+    Some(i + 1)
+}
+
+/// The positions in `from..to` outside any parentheses or brackets opened there (the separators
+/// of a call's arguments); None when they do not balance.
+fn outermost(toks: &[Token], from: usize, to: usize) -> Option<Vec<usize>> {
+    let mut depth = 0usize;
+    let mut out = Vec::new();
+    for (j, t) in toks.iter().enumerate().take(to).skip(from) {
+        if t.is_punct("(") || t.is_punct("[") {
+            depth += 1;
+        } else if t.is_punct(")") || t.is_punct("]") {
+            depth = depth.checked_sub(1)?;
+        } else if depth == 0 {
+            out.push(j);
+        }
+    }
+    Some(out)
+}
+
 /// Lower-case fragments of everything this module rewrites. A statement
 /// containing none of them is returned untouched without tokenizing.
 const TRIGGERS: &[&str] = &[
