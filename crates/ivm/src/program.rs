@@ -28,11 +28,13 @@ pub struct Program {
 
 #[derive(Debug, PartialEq)]
 pub enum Step {
-    /// A statement; `counted`: its row count adds to the refresh's.
+    /// A statement; `counted`: its row count adds to the refresh's. `ends`: the sources whose
+    /// log ends (as the refresh's probe read them) are its parameters, in order.
     Run {
         what: &'static str,
         sql: String,
         counted: bool,
+        ends: Vec<usize>,
     },
     /// `then` runs only when the query `probe` returns true.
     When {
@@ -48,6 +50,7 @@ fn run(what: &'static str, stmt: impl std::fmt::Display, counted: bool) -> Step 
         what,
         sql: stmt.to_string(),
         counted,
+        ends: Vec::new(),
     }
 }
 
@@ -393,19 +396,40 @@ pub fn recompute(plan: &Plan, populated: bool, downstream: Option<&str>) -> Prog
     }
 }
 
+/// Moves the view past what it read: to the logs' ends its refresh's probe saw, which are
+/// the ends in this transaction's snapshot (the program writes no log it reads).
 fn advance(plan: &Plan, which: &[bool]) -> impl Iterator<Item = Step> {
-    capture::advance_sql(plan, which)
+    capture::advance_to_ends_sql(plan, which)
         .into_iter()
-        .map(|sql| run("move the view past the changes read", sql, false))
+        .map(|(sql, ends)| Step::Run {
+            what: "move the view past the changes read",
+            sql,
+            counted: false,
+            ends,
+        })
 }
 
-/// Runs the program; the rows its counted statements changed.
-pub fn execute(db: &mut dyn Sql, steps: &[Step]) -> Result<u64, IvmError> {
+/// Runs the program with the sources' log ends in this snapshot (None: an empty log); the
+/// rows its counted statements changed.
+pub fn execute(
+    db: &mut dyn Sql,
+    steps: &[Step],
+    log_ends: &[Option<i64>],
+) -> Result<u64, IvmError> {
     let mut rows = 0;
     for step in steps {
         match step {
-            Step::Run { sql, counted, .. } => {
-                let n = db.exec_hot(sql, &[])?;
+            Step::Run {
+                sql, counted, ends, ..
+            } => {
+                let params = ends
+                    .iter()
+                    .map(|i| match log_ends.get(*i) {
+                        Some(end) => Ok(end.unwrap_or(i64::MIN).to_string()),
+                        None => Err(IvmError::Internal(format!("no log end for source {i}"))),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                let n = db.exec_hot(sql, &params)?;
                 if *counted {
                     rows += n;
                 }
@@ -413,7 +437,7 @@ pub fn execute(db: &mut dyn Sql, steps: &[Step]) -> Result<u64, IvmError> {
             Step::When { probe, then, .. } => {
                 let r = db.query_hot(probe, &[])?;
                 if r.first().and_then(|r| r[0].as_deref()) == Some("true") {
-                    rows += execute(db, then)?;
+                    rows += execute(db, then, log_ends)?;
                 }
             }
         }

@@ -27,6 +27,8 @@ struct Pending {
     populated: bool,
     /// Delta rows per source (0 for sources without a delta table).
     rows: Vec<u64>,
+    /// The end of each source's log in this snapshot (None: no log, or an empty one).
+    ends: Vec<Option<i64>>,
     /// The change log of this view, when views read it: the refresh appends its change.
     downstream: Option<String>,
 }
@@ -137,6 +139,7 @@ pub fn refresh(db: &mut dyn Sql, view: &ViewRow, with_data: bool) -> Result<Outc
     let pending = Pending {
         populated: view.populated,
         rows: vec![0; view.plan.sources.len()],
+        ends: log_ends(db, &view.plan)?,
         downstream: capture::downstream_log(db, view.plan.id)?,
     };
     refresh_probed(
@@ -282,7 +285,7 @@ fn refresh_probed(
         Decision::Unpopulate => unpopulate(db, view, pending.populated, downstream),
         Decision::Nothing => Ok(Outcome::default()),
         Decision::Recompute { populated, why } => {
-            let out = recompute(db, view, populated, downstream, &why)?;
+            let out = recompute(db, view, populated, pending, &why)?;
             if let (Some(c), true) = (cache, populated) {
                 c.note_refresh(view.plan.id, None, out.ms);
             }
@@ -291,7 +294,7 @@ fn refresh_probed(
         Decision::Incremental { changed, lost, why } => {
             let rows = pending.rows.iter().sum();
             let key = Key::Incremental { changed, lost };
-            let out = incremental(db, view, key, downstream, &why)?;
+            let out = incremental(db, view, key, pending, &why)?;
             if let Some(c) = cache {
                 c.note_refresh(view.plan.id, Some(rows), out.ms);
             }
@@ -301,8 +304,8 @@ fn refresh_probed(
 }
 
 /// One query: whether the view (this id, this name) exists in this transaction, whether it is
-/// populated, how many delta rows each source has, and which views read it — the whole cost of
-/// a refresh with nothing to do. None when the view is not there.
+/// populated, how many delta rows each source has and where its log ends, and which views read
+/// it — the whole cost of a refresh with nothing to do. None when the view is not there.
 ///
 /// A UNION ALL of one row per source, tagged with its position: written as one scalar
 /// subquery per source, DuckDB plans the cross product of them all, which for the six sources
@@ -310,7 +313,8 @@ fn refresh_probed(
 fn probe(db: &mut dyn Sql, view: &ViewRow) -> Result<Option<Pending>, IvmError> {
     let mut parts = vec![format!(
         "SELECT -1 AS _mv_i, CAST(populated AS BIGINT) AS _mv_n, \
-         (SELECT log_table FROM _duckmv.change_logs WHERE source_view_id = {}) AS _mv_log \
+         (SELECT log_table FROM _duckmv.change_logs WHERE source_view_id = {}) AS _mv_log, \
+         CAST(NULL AS BIGINT) AS _mv_end \
          FROM _duckmv.views WHERE id = {} AND name = {} AND schema = {}",
         view.id,
         view.id,
@@ -318,22 +322,53 @@ fn probe(db: &mut dyn Sql, view: &ViewRow) -> Result<Option<Pending>, IvmError> 
         lit(&view.schema)
     )];
     for (i, s) in view.plan.sources.iter().enumerate() {
-        let count = match (&s.delta, &s.log) {
-            (Some(d), Some(log)) => capture::pending_count_sql(d, log),
-            (Some(d), None) => format!("SELECT count(*) FROM {d}"),
+        parts.push(match (&s.delta, &s.log) {
+            (Some(d), Some(log)) => capture::pending_and_end_sql(i, d, log),
+            (Some(d), None) => format!("SELECT {i}, (SELECT count(*) FROM {d}), NULL, NULL"),
             (None, _) => continue,
-        };
-        parts.push(format!("SELECT {i}, ({count}), NULL"));
+        });
     }
     let rows = db.query_hot(&parts.join(" UNION ALL "), &[])?;
     let Some(view_row) = rows.iter().find(|r| r[0].as_deref() == Some("-1")) else {
         return Ok(None);
     };
+    let n = view.plan.sources.len();
     Ok(Some(Pending {
         populated: view_row[1].as_deref() == Some("1"),
         downstream: view_row[2].clone(),
-        rows: tagged_counts(&rows, view.plan.sources.len()),
+        rows: tagged_counts(&rows, n),
+        ends: tagged_ends(&rows, n),
     }))
+}
+
+/// The ends `(tag, _, _, end)` from the probe's rows, by tag.
+fn tagged_ends(rows: &[Vec<Option<String>>], n: usize) -> Vec<Option<i64>> {
+    let mut ends = vec![None; n];
+    for row in rows {
+        let tag = row[0].as_deref().and_then(|v| v.parse::<usize>().ok());
+        if let Some(slot) = tag.and_then(|i| ends.get_mut(i)) {
+            *slot = row[3].as_deref().and_then(|v| v.parse::<i64>().ok());
+        }
+    }
+    ends
+}
+
+/// The end of each source's log in this snapshot, for a refresh that did not probe.
+fn log_ends(db: &mut dyn Sql, plan: &Plan) -> Result<Vec<Option<i64>>, IvmError> {
+    let parts: Vec<String> = plan
+        .sources
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| {
+            let log = s.log.as_ref()?;
+            Some(format!("SELECT {i}, NULL, NULL, max(_mv_pos) FROM {log}"))
+        })
+        .collect();
+    if parts.is_empty() {
+        return Ok(vec![None; plan.sources.len()]);
+    }
+    let rows = db.query(&parts.join(" UNION ALL "))?;
+    Ok(tagged_ends(&rows, plan.sources.len()))
 }
 
 /// The counts of rows `(tag, count, …)` from a UNION ALL of branches tagged 0..n, by tag;
@@ -403,13 +438,14 @@ fn incremental(
     db: &mut dyn Sql,
     view: &ViewRow,
     key: Key,
-    downstream: &Option<String>,
+    pending: &Pending,
     why: &str,
 ) -> Result<Timed, IvmError> {
     let plan = &view.plan;
+    let downstream = &pending.downstream;
     let start = Instant::now();
     let program = view.programs.get(plan, key, downstream.as_deref());
-    let rows = program::execute(db, &program.steps)?;
+    let rows = program::execute(db, &program.steps, &pending.ends)?;
     let ms = start.elapsed().as_secs_f64() * 1000.0;
     catalog::record_refresh(db, plan.id, ms, rows, program.mode, why)?;
     let outcome = Outcome {
@@ -433,9 +469,14 @@ pub fn state_sql(plan: &Plan) -> String {
 
 /// Recomputes a populated view from its sources, consuming what its logs hold for it.
 pub fn recompute_now(db: &mut dyn Sql, view: &ViewRow) -> Result<Outcome, IvmError> {
-    let downstream = capture::downstream_log(db, view.plan.id)?;
+    let pending = Pending {
+        populated: true,
+        rows: vec![0; view.plan.sources.len()],
+        ends: log_ends(db, &view.plan)?,
+        downstream: capture::downstream_log(db, view.plan.id)?,
+    };
     let why = "the view's definition was upgraded";
-    Ok(recompute(db, view, true, &downstream, why)?.outcome)
+    Ok(recompute(db, view, true, &pending, why)?.outcome)
 }
 
 /// Recomputes the storage from scratch and marks the view populated. Downstream views get the
@@ -444,14 +485,15 @@ fn recompute(
     db: &mut dyn Sql,
     view: &ViewRow,
     populated: bool,
-    downstream: &Option<String>,
+    pending: &Pending,
     why: &str,
 ) -> Result<Timed, IvmError> {
     let plan = &view.plan;
+    let downstream = &pending.downstream;
     let start = Instant::now();
     let key = Key::Recompute { populated };
     let program = view.programs.get(plan, key, downstream.as_deref());
-    let rows = program::execute(db, &program.steps)?;
+    let rows = program::execute(db, &program.steps, &pending.ends)?;
     if !populated {
         catalog::set_populated(db, plan.id, true)?;
         catalog::create_user_view(db, &view.schema, &view.name, &plan::user_view_sql(plan))?;
