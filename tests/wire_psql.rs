@@ -199,3 +199,23 @@ fn errors_carry_sqlstate_and_session_survives_each() {
         );
     }
 }
+
+#[test]
+fn a_time_zone_other_than_utc_is_kept_for_show_with_a_notice() {
+    let server = TestServer::start();
+    let out = server.psql(
+        &["-Atq"],
+        "SET TimeZone = 'Europe/Paris';\nSHOW TimeZone;\nSET TIME ZONE 'UTC';\nSELECT 1;\n",
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stderr}");
+    // The setting is kept (SHOW and the drivers' ParameterStatus report it) and the session
+    // is told that times stay UTC, once: setting UTC back says nothing.
+    assert_eq!(lines(&stdout), ["Europe/Paris", "1"], "{stdout}");
+    assert_eq!(stderr.matches("NOTICE:").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("NOTICE:  duckmv computes timestamptz values in UTC"),
+        "{stderr}"
+    );
+}

@@ -19,7 +19,7 @@ mod storage;
 mod type_oids;
 
 pub use catalog_names::strip_connected_catalog;
-pub use settings::{show_column, Settings};
+pub use settings::{show_column, zone_notice, Settings};
 
 use crate::engine::{Conn, EngineError};
 use crate::sql::Lexed;

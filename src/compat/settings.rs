@@ -100,6 +100,50 @@ impl Settings {
     }
 }
 
+/// Whether a TimeZone setting names UTC: the zone duckmv computes in (without ICU's zone data,
+/// see `engine/utc_timestamptz.cpp`, which accepts the same names in `AT TIME ZONE`).
+pub fn is_utc_zone(value: &str) -> bool {
+    const UTC: &[&str] = &[
+        "utc",
+        "etc/utc",
+        "gmt",
+        "etc/gmt",
+        "z",
+        "zulu",
+        "uct",
+        "universal",
+        "etc/universal",
+        "etc/zulu",
+        "etc/uct",
+        "greenwich",
+        "gmt0",
+        "etc/gmt0",
+        "+00",
+        "-00",
+        "+00:00",
+        "-00:00",
+        "00:00",
+        "0",
+        "default",
+        "local",
+    ];
+    let v = normalize(value).to_ascii_lowercase();
+    UTC.contains(&v.as_str())
+}
+
+/// What a session is told when it sets TimeZone to a zone other than UTC: the setting is kept
+/// for SHOW and ParameterStatus (drivers send their machine's zone at connect and would fail
+/// on an error), but times are still read and shown in UTC.
+pub fn zone_notice(value: &str) -> Option<String> {
+    (!is_utc_zone(value)).then(|| {
+        format!(
+            "duckmv computes timestamptz values in UTC: TimeZone is now '{}' for SHOW, but \
+             times without an offset are read as UTC and every timestamptz is shown in UTC",
+            normalize(value)
+        )
+    })
+}
+
 fn normalize(v: &str) -> String {
     let v = v.trim();
     let v = v
@@ -112,6 +156,16 @@ fn normalize(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_zones_other_than_utc_get_a_notice() {
+        for utc in ["UTC", "'utc'", "Etc/UTC", "GMT", "+00:00", "DEFAULT"] {
+            assert_eq!(zone_notice(utc), None, "{utc}");
+        }
+        let notice = zone_notice("'Europe/Paris'").unwrap();
+        assert!(notice.contains("'Europe/Paris'"), "{notice}");
+        assert!(zone_notice("America/New_York").is_some());
+    }
 
     #[test]
     fn set_show_reset() {

@@ -33,6 +33,15 @@ pub fn run(
             if let Some((k, v)) = ctx.settings.set(name, value.as_deref()) {
                 out.send(Reply::ParameterStatus(k, v));
             }
+            let zone = value
+                .as_deref()
+                .filter(|_| name.eq_ignore_ascii_case("timezone"));
+            if let Some(notice) = zone.and_then(crate::compat::zone_notice) {
+                out.send(Reply::Notice(SqlError::new(
+                    SqlState::SUCCESSFUL_COMPLETION,
+                    notice,
+                )));
+            }
             Ok("SET".into())
         }
         Command::Reset { name: Some(name) } => {
