@@ -423,47 +423,54 @@ pub fn uninstall(db: &mut dyn Sql, plan: &Plan) -> Result<(), IvmError> {
 }
 
 /// Moves the view's position in the logs of the sources flagged in `which` to their end in this
-/// transaction's snapshot: what the refresh just read is consumed.
+/// transaction's snapshot, outside a refresh (whose probe has read the ends already).
 pub fn advance(db: &mut dyn Sql, plan: &Plan, which: &[bool]) -> Result<(), IvmError> {
-    if let Some(sql) = advance_sql(plan, which) {
-        db.exec_hot(&sql, &[])?;
+    if let Some((sql, sources)) = advance_to_ends_sql(plan, which) {
+        let ends = log_ends(db, plan)?;
+        db.exec_hot(&sql, &end_params(&sources, &ends)?)?;
     }
     Ok(())
 }
 
-/// The statement of [`advance`], None when no flagged source has a log: one UPDATE for all
-/// the sources, each reader moved to the end of its own log. Every statement costs DuckDB most
-/// of a millisecond however little it does, so a view over n tables saves n − 1 of them. The
-/// ends are a UNION ALL joined by reader: as one scalar subquery per reader in a CASE, DuckDB
-/// planned their cross product (8–11 ms for six readers by hand, against 4 ms).
-pub fn advance_sql(plan: &Plan, which: &[bool]) -> Option<String> {
-    let ends: Vec<String> = plan
+/// The end of each source's log in this snapshot (None: no log, or an empty one).
+pub fn log_ends(db: &mut dyn Sql, plan: &Plan) -> Result<Vec<Option<i64>>, IvmError> {
+    let mut ends = vec![None; plan.sources.len()];
+    let parts: Vec<String> = plan
         .sources
         .iter()
-        .zip(which)
-        .filter_map(|(s, w)| match (&s.delta, &s.log, *w) {
-            (Some(delta), Some(log), true) => Some(format!(
-                "SELECT {} AS reader, max(_mv_pos) AS pos FROM {log}",
-                lit(delta)
-            )),
-            _ => None,
-        })
+        .enumerate()
+        .filter_map(|(i, s)| Some(format!("SELECT {i}, max(_mv_pos) FROM {}", s.log.as_ref()?)))
         .collect();
-    if ends.is_empty() {
-        return None;
+    if parts.is_empty() {
+        return Ok(ends);
     }
-    Some(format!(
-        "UPDATE _duckmv.log_readers SET consumed = greatest(consumed, coalesce(_mv_e.pos, \
-         consumed)) FROM ({}) AS _mv_e WHERE _duckmv.log_readers.reader = _mv_e.reader",
-        ends.join(" UNION ALL ")
-    ))
+    for row in db.query(&parts.join(" UNION ALL "))? {
+        let number = |k: usize| row[k].as_deref().and_then(|v| v.parse::<i64>().ok());
+        if let Some(slot) = number(0).and_then(|i| ends.get_mut(i as usize)) {
+            *slot = number(1);
+        }
+    }
+    Ok(ends)
 }
 
-/// The statement of [`advance`] when the logs' ends in this snapshot are known (a refresh's
-/// probe read them): parameter `$k` is the end of the log of the k-th source returned, as
-/// text, `i64::MIN` for an empty log. Moving readers to known positions needs no scan of the
-/// logs, and the CASE over readers costs DuckDB half of what the join with a UNION ALL of
-/// the logs' ends in [`advance_sql`] does (0.6 against 1.3–1.4 ms, two readers).
+/// The parameters of [`advance_to_ends_sql`]'s statement: the ends of `sources`' logs.
+pub fn end_params(sources: &[usize], ends: &[Option<i64>]) -> Result<Vec<String>, IvmError> {
+    sources
+        .iter()
+        .map(|i| match ends.get(*i) {
+            Some(end) => Ok(end.unwrap_or(i64::MIN).to_string()),
+            None => Err(IvmError::Internal(format!("no log end for source {i}"))),
+        })
+        .collect()
+}
+
+/// The statement moving the readers of the sources flagged in `which` to their logs' ends,
+/// None when no flagged source has a log: parameter `$k` is the end of the log of the k-th
+/// source returned (see [`end_params`]). One UPDATE for all the sources: every statement costs
+/// DuckDB most of a millisecond however little it does. The ends are parameters, read by the
+/// refresh's probe with its counts, so the logs are not scanned again; the CASE over readers
+/// costs half of what a join with a UNION ALL of the logs' maxima did (0.6 against 1.3–1.4
+/// ms, two readers).
 pub fn advance_to_ends_sql(plan: &Plan, which: &[bool]) -> Option<(String, Vec<usize>)> {
     let readers: Vec<(usize, String)> = plan
         .sources

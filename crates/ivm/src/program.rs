@@ -422,14 +422,7 @@ pub fn execute(
             Step::Run {
                 sql, counted, ends, ..
             } => {
-                let params = ends
-                    .iter()
-                    .map(|i| match log_ends.get(*i) {
-                        Some(end) => Ok(end.unwrap_or(i64::MIN).to_string()),
-                        None => Err(IvmError::Internal(format!("no log end for source {i}"))),
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                let n = db.exec_hot(sql, &params)?;
+                let n = db.exec_hot(sql, &capture::end_params(ends, log_ends)?)?;
                 if *counted {
                     rows += n;
                 }

@@ -139,7 +139,7 @@ pub fn refresh(db: &mut dyn Sql, view: &ViewRow, with_data: bool) -> Result<Outc
     let pending = Pending {
         populated: view.populated,
         rows: vec![0; view.plan.sources.len()],
-        ends: log_ends(db, &view.plan)?,
+        ends: capture::log_ends(db, &view.plan)?,
         downstream: capture::downstream_log(db, view.plan.id)?,
     };
     refresh_probed(
@@ -353,24 +353,6 @@ fn tagged_ends(rows: &[Vec<Option<String>>], n: usize) -> Vec<Option<i64>> {
     ends
 }
 
-/// The end of each source's log in this snapshot, for a refresh that did not probe.
-fn log_ends(db: &mut dyn Sql, plan: &Plan) -> Result<Vec<Option<i64>>, IvmError> {
-    let parts: Vec<String> = plan
-        .sources
-        .iter()
-        .enumerate()
-        .filter_map(|(i, s)| {
-            let log = s.log.as_ref()?;
-            Some(format!("SELECT {i}, NULL, NULL, max(_mv_pos) FROM {log}"))
-        })
-        .collect();
-    if parts.is_empty() {
-        return Ok(vec![None; plan.sources.len()]);
-    }
-    let rows = db.query(&parts.join(" UNION ALL "))?;
-    Ok(tagged_ends(&rows, plan.sources.len()))
-}
-
 /// The counts of rows `(tag, count, …)` from a UNION ALL of branches tagged 0..n, by tag;
 /// rows with other tags (the probe's −1) are left out.
 fn tagged_counts(rows: &[Vec<Option<String>>], n: usize) -> Vec<u64> {
@@ -472,7 +454,7 @@ pub fn recompute_now(db: &mut dyn Sql, view: &ViewRow) -> Result<Outcome, IvmErr
     let pending = Pending {
         populated: true,
         rows: vec![0; view.plan.sources.len()],
-        ends: log_ends(db, &view.plan)?,
+        ends: capture::log_ends(db, &view.plan)?,
         downstream: capture::downstream_log(db, view.plan.id)?,
     };
     let why = "the view's definition was upgraded";
