@@ -102,7 +102,7 @@ impl Settings {
 
 /// Whether a TimeZone setting names UTC: the zone duckmv computes in (without ICU's zone data,
 /// see `engine/utc_timestamptz.cpp`, which accepts the same names in `AT TIME ZONE`).
-pub fn is_utc_zone(value: &str) -> bool {
+fn is_utc_zone(value: &str) -> bool {
     const UTC: &[&str] = &[
         "utc",
         "etc/utc",

@@ -444,13 +444,20 @@ pub fn log_ends(db: &mut dyn Sql, plan: &Plan) -> Result<Vec<Option<i64>>, IvmEr
     if parts.is_empty() {
         return Ok(ends);
     }
-    for row in db.query(&parts.join(" UNION ALL "))? {
-        let number = |k: usize| row[k].as_deref().and_then(|v| v.parse::<i64>().ok());
-        if let Some(slot) = number(0).and_then(|i| ends.get_mut(i as usize)) {
-            *slot = number(1);
+    let rows = db.query(&parts.join(" UNION ALL "))?;
+    ends_by_tag(&rows, 1, &mut ends);
+    Ok(ends)
+}
+
+/// Fills `ends` from rows tagged with a source's position in column 0 and holding its log's
+/// end in column `col` (rows with other tags, as the probe's −1, are left out).
+pub fn ends_by_tag(rows: &[Vec<Option<String>>], col: usize, ends: &mut [Option<i64>]) {
+    for row in rows {
+        let tag = row[0].as_deref().and_then(|v| v.parse::<usize>().ok());
+        if let Some(slot) = tag.and_then(|i| ends.get_mut(i)) {
+            *slot = row[col].as_deref().and_then(|v| v.parse::<i64>().ok());
         }
     }
-    Ok(ends)
 }
 
 /// The parameters of [`advance_to_ends_sql`]'s statement: the ends of `sources`' logs.

@@ -337,20 +337,12 @@ fn probe(db: &mut dyn Sql, view: &ViewRow) -> Result<Option<Pending>, IvmError> 
         populated: view_row[1].as_deref() == Some("1"),
         downstream: view_row[2].clone(),
         rows: tagged_counts(&rows, n),
-        ends: tagged_ends(&rows, n),
+        ends: {
+            let mut ends = vec![None; n];
+            capture::ends_by_tag(&rows, 3, &mut ends);
+            ends
+        },
     }))
-}
-
-/// The ends `(tag, _, _, end)` from the probe's rows, by tag.
-fn tagged_ends(rows: &[Vec<Option<String>>], n: usize) -> Vec<Option<i64>> {
-    let mut ends = vec![None; n];
-    for row in rows {
-        let tag = row[0].as_deref().and_then(|v| v.parse::<usize>().ok());
-        if let Some(slot) = tag.and_then(|i| ends.get_mut(i)) {
-            *slot = row[3].as_deref().and_then(|v| v.parse::<i64>().ok());
-        }
-    }
-    ends
 }
 
 /// The counts of rows `(tag, count, …)` from a UNION ALL of branches tagged 0..n, by tag;
