@@ -85,6 +85,8 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     // A scheduled refresh under way finishes (or is rolled back) before the checkpoint.
     tokio::task::block_in_place(|| refresher.stop());
+    // What the last refreshes did, before the database closes.
+    shared.refresh_stats.flush();
     let conn = db.connect()?;
     if let Err(e) = conn.exec("CHECKPOINT") {
         warn!("checkpoint failed: {e}");

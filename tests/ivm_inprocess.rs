@@ -613,7 +613,7 @@ fn drop_removes_triggers_and_state() {
         vec!["drop cascades to materialized view c".to_string()]
     );
     assert_eq!(db.count("SELECT count(*) FROM duckdb_triggers()"), 0);
-    assert_eq!(db.count("SELECT count(*) FROM duckdb_tables() WHERE schema_name = '_duckmv' AND table_name NOT IN ('views', 'view_sources', 'change_logs', 'log_readers', 'refresher_status', 'settings')"), 0);
+    assert_eq!(db.count("SELECT count(*) FROM duckdb_tables() WHERE schema_name = '_duckmv' AND table_name NOT IN ('views', 'view_sources', 'change_logs', 'log_readers', 'refresher_status', 'refresh_stats', 'settings')"), 0);
     assert_eq!(db.count("SELECT count(*) FROM duckdb_views() WHERE schema_name IN ('_duckmv', 'main') AND NOT internal"), 0);
     assert_eq!(db.count("SELECT count(*) FROM _duckmv.views"), 0);
     assert_eq!(db.count("SELECT count(*) FROM _duckmv.view_sources"), 0);

@@ -135,3 +135,52 @@ async fn a_recreated_view_is_not_refreshed_with_the_old_plan() {
         .unwrap_err();
     assert_eq!(e.code().map(|c| c.code()), Some("42P01"), "{e}");
 }
+
+// What a refresh did is what `duckmv.views` shows once the refresh's transaction commits, in
+// every session; a rolled-back refresh leaves the last committed one shown; and the last
+// refresh before a shutdown is still shown after the restart. (The server keeps these off the
+// refresh's transaction and writes them itself.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refresh_is_reported_once_it_commits_and_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("stats.duckdb");
+    let server = TestServer::start_with(&db);
+    let c = server.client().await;
+    let other = server.client().await;
+    exec(&c, "CREATE TABLE t (k INT, g INT, v INT)").await;
+    exec(&c, "INSERT INTO t VALUES (1, 1, 10), (2, 2, 20)").await;
+    exec(&c, &format!("CREATE MATERIALIZED VIEW mv AS {Q}")).await;
+    assert_eq!(mode_of(&other, "mv").await.as_deref(), Some("full"));
+    let created = reason_of(&other, "mv").await;
+
+    exec(
+        &c,
+        "BEGIN; INSERT INTO t VALUES (3, 1, 30); REFRESH MATERIALIZED VIEW mv; ROLLBACK",
+    )
+    .await;
+    assert_eq!(mode_of(&other, "mv").await.as_deref(), Some("full"));
+    assert_eq!(reason_of(&other, "mv").await, created);
+
+    exec(&c, "INSERT INTO t VALUES (4, 2, 40)").await;
+    exec(&c, "REFRESH MATERIALIZED VIEW mv").await;
+    assert_eq!(mode_of(&other, "mv").await.as_deref(), Some("incremental"));
+    let changed = text(
+        &other,
+        "SELECT rows_changed FROM duckmv.views WHERE name = 'mv'",
+    )
+    .await;
+    assert_eq!(changed.as_deref(), Some("1"));
+    oracle(&other, "mv", Q).await;
+
+    // The last refresh, never read before the shutdown.
+    exec(&c, "DELETE FROM t WHERE k = 1").await;
+    exec(&c, "SET duckmv.refresh_mode = 'full'").await;
+    exec(&c, "REFRESH MATERIALIZED VIEW mv").await;
+    drop((c, other));
+    server.terminate();
+    let server = TestServer::start_with(&db);
+    let c = server.client().await;
+    assert_eq!(mode_of(&c, "mv").await.as_deref(), Some("full"));
+    assert_eq!(reason_of(&c, "mv").await, "duckmv.refresh_mode = full");
+    oracle(&c, "mv", Q).await;
+}

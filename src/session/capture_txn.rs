@@ -48,6 +48,8 @@ pub struct CaptureTxn {
     /// Relations views read that this transaction changed (lower-cased names: tables it wrote,
     /// views whose refresh fed other views): told to the background refresher at commit.
     changed: Vec<String>,
+    /// What this transaction's refreshes did: kept for `duckmv.views` if it commits.
+    stats: Vec<crate::ivm::RefreshStats>,
 }
 
 /// Where the session's transaction stands, as the checks below need it.
@@ -75,6 +77,7 @@ impl CaptureTxn {
             bump_at_end: false,
             catalog_reread: false,
             changed: Vec::new(),
+            stats: Vec::new(),
         }
     }
 
@@ -145,7 +148,15 @@ impl CaptureTxn {
 
     /// After a REFRESH ran: remember the view for marking at commit, or that the epoch must move.
     /// `bare` is the view's name alone, lower-cased, as the views that read it name it.
-    pub fn after_refresh(&mut self, name: &str, bare: &str, with_data: bool, fed_others: bool) {
+    pub fn after_refresh(
+        &mut self,
+        name: &str,
+        bare: &str,
+        with_data: bool,
+        fed_others: bool,
+        stats: Option<crate::ivm::RefreshStats>,
+    ) {
+        self.stats.extend(stats);
         if fed_others {
             self.note_changed(std::iter::once(&bare.to_string()));
         }
@@ -175,6 +186,7 @@ impl CaptureTxn {
     pub fn forget_refreshes(&mut self) {
         self.refreshed.clear();
         self.changed.clear();
+        self.stats.clear();
     }
 
     /// The transaction ended (committed or rolled back): marks views its refreshes left clean,
@@ -187,6 +199,8 @@ impl CaptureTxn {
         if self.shared.policies.read().any_scheduled() {
             self.shared.refresher.changes_committed(&changed);
         }
+        let stats = std::mem::take(&mut self.stats);
+        self.shared.refresh_stats.committed(stats);
         let refreshed = std::mem::take(&mut self.refreshed);
         if let Some(e) = self.snapshot_epoch {
             for name in refreshed {
@@ -201,6 +215,7 @@ impl CaptureTxn {
         let lock = &self.shared.capture_lock;
         self.refreshed.clear();
         self.changed.clear();
+        self.stats.clear();
         self.catalog_reread = false;
         if self.bump_at_end {
             lock.bump();

@@ -206,7 +206,7 @@ pub fn refresh(
         }
     };
     tx.capture
-        .after_refresh(name, &target.bare, with_data, o.downstream);
+        .after_refresh(name, &target.bare, with_data, o.downstream, o.stats.clone());
     super::notify::refreshed(&mut tx.notes, name, o.rows);
     if o.rows > 0 {
         super::immediate::maintain(ctx, tx, std::slice::from_ref(&target.bare))?;

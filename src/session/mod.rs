@@ -23,6 +23,7 @@ mod matview;
 pub mod notify;
 mod notify_command;
 mod policies;
+mod refresh_stats;
 pub mod refresher;
 pub mod reply;
 mod savepoint;
@@ -245,15 +246,21 @@ const VACUUM_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Starts the thread that deletes change-log rows every view has consumed, off the write and
 /// refresh paths: its own connection, one autocommit DELETE per log whose readers moved. A
-/// failed round (a log dropped under it, a conflict) is retried on the next.
+/// failed round (a log dropped under it, a conflict) is retried on the next. The same thread
+/// writes the statistics of committed refreshes (`refresh_stats`).
 pub fn start_log_vacuum(shared: &Arc<Shared>) -> Result<(), SqlError> {
     let conn = shared.db.connect()?;
+    shared.refresh_stats.attach(shared.db.connect()?);
+    shared.refresh_stats.prune();
+    let shared = shared.clone();
     std::thread::Builder::new()
         .name("duckmv-vacuum".into())
         .spawn(move || {
             let mut done = std::collections::HashMap::new();
             loop {
                 std::thread::sleep(VACUUM_EVERY);
+                // Refresh statistics ride along: also off the refresh path, also once a second.
+                shared.refresh_stats.flush();
                 if let Err(e) = crate::ivm::vacuum_logs(&mut ivm_sql::ConnSql(&conn), &mut done) {
                     tracing::debug!("change-log vacuum: {e}");
                     done.clear();

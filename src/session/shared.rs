@@ -34,6 +34,8 @@ pub struct Shared {
     pub refresher: super::refresher::Wake,
     /// Who LISTENs on which channel: where committed notifications go.
     pub notify: Arc<super::notify::Hub>,
+    /// What committed refreshes did, until written for `duckmv.views`.
+    pub refresh_stats: super::refresh_stats::RefreshStatsStore,
 }
 
 impl Shared {
@@ -76,6 +78,7 @@ impl Shared {
             policies: Default::default(),
             refresher: Default::default(),
             notify: Arc::default(),
+            refresh_stats: Default::default(),
         }
     }
 

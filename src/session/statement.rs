@@ -249,6 +249,10 @@ pub fn prepare(
         st.kind = StmtKind::Rewrite(r);
         return Ok(st);
     }
+    // The statistics of committed refreshes are written before a statement reads them.
+    if super::refresh_stats::reads_stats(text) {
+        ctx.shared.refresh_stats.flush();
+    }
     // Preparing inside a transaction fixes its snapshot (DuckDB takes it
     // at the first statement after BEGIN): a writer of a tracked table
     // queues for the capture lock before that.

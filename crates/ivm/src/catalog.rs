@@ -189,31 +189,6 @@ pub fn set_populated(db: &mut dyn Sql, id: i64, populated: bool) -> Result<(), I
     Ok(())
 }
 
-/// Records a refresh: when, how long, rows changed and `mode` ("incremental" or "full").
-pub fn record_refresh(
-    db: &mut dyn Sql,
-    id: i64,
-    duration_ms: f64,
-    rows: u64,
-    mode: &str,
-    why: &str,
-) -> Result<(), IvmError> {
-    db.exec_hot(
-        &format!(
-            "UPDATE _duckmv.views SET last_refresh = now(), duration_ms = CAST($1::VARCHAR AS DOUBLE), \
-             rows_changed = CAST($2::VARCHAR AS BIGINT), last_refresh_mode = $3::VARCHAR, \
-             last_refresh_reason = $4::VARCHAR WHERE id = {id}"
-        ),
-        &[
-            duration_ms.to_string(),
-            rows.to_string(),
-            mode.to_string(),
-            why.to_string(),
-        ],
-    )?;
-    Ok(())
-}
-
 pub fn delete_view(db: &mut dyn Sql, id: i64) -> Result<(), IvmError> {
     db.exec(&format!(
         "DELETE FROM _duckmv.view_sources WHERE view_id = {id}"

@@ -28,6 +28,7 @@ pub mod plan;
 pub mod policy;
 mod program;
 mod refresh;
+mod refresh_stats;
 mod rekey;
 mod set_ops;
 mod strategy;
@@ -42,6 +43,7 @@ pub use compile::reasons;
 pub use error::IvmError;
 pub use mode::RefreshMode;
 pub use policy::{RefreshPolicy, ViewPolicy};
+pub use refresh_stats::RefreshStats;
 pub use view_cache::ViewCache;
 
 use catalog::ViewRow;
@@ -111,11 +113,14 @@ pub struct Outcome {
     pub rows: u64,
     /// Whether the refresh wrote changes for views that read this one.
     pub downstream: bool,
+    /// What a refresh did, for `duckmv.views`; the caller records it ([`record_refreshes`]).
+    pub stats: Option<RefreshStats>,
 }
 
 /// Creates the internal schema and catalog tables if absent (idempotent; called at server start).
 pub fn bootstrap(db: &mut dyn Sql) -> Result<(), IvmError> {
     catalog::bootstrap(db)?;
+    refresh_stats::bootstrap(db)?;
     capture::bootstrap(db)?;
     views_view::ensure_current(db)
 }
@@ -328,11 +333,14 @@ fn lookup(db: &mut dyn Sql, name: &str) -> Result<ViewRow, IvmError> {
 /// `REFRESH MATERIALIZED VIEW name [WITH [NO] DATA]`, always incremental when the view can be
 /// (reads the catalog every time; the server uses [`refresh_view_cached`]).
 pub fn refresh_view(db: &mut dyn Sql, name: &str, with_data: bool) -> Result<Outcome, IvmError> {
-    refresh::refresh_named(db, None, name, with_data, RefreshMode::Incremental)
+    let out = refresh::refresh_named(db, None, name, with_data, RefreshMode::Incremental)?;
+    record_refreshes(db, out.stats.as_slice())?;
+    Ok(out)
 }
 
 /// `REFRESH MATERIALIZED VIEW` as the server runs it: the plan from `cache`, and `mode` from the
-/// session's `duckmv.refresh_mode`.
+/// session's `duckmv.refresh_mode`. What the refresh did is left in the outcome's `stats` for the
+/// server to record once the transaction commits.
 pub fn refresh_view_cached(
     db: &mut dyn Sql,
     cache: &ViewCache,
@@ -341,6 +349,17 @@ pub fn refresh_view_cached(
     mode: RefreshMode,
 ) -> Result<Outcome, IvmError> {
     refresh::refresh_named(db, Some(cache), name, with_data, mode)
+}
+
+/// Records what refreshes did, for `duckmv.views` (the last one of each view wins). The server
+/// calls this in a transaction of its own; see `refresh_stats`.
+pub fn record_refreshes(db: &mut dyn Sql, stats: &[RefreshStats]) -> Result<(), IvmError> {
+    refresh_stats::record(db, stats)
+}
+
+/// Forgets the recorded refreshes of dropped views.
+pub fn prune_refreshes(db: &mut dyn Sql) -> Result<u64, IvmError> {
+    refresh_stats::prune(db)
 }
 
 /// `EXPLAIN REFRESH MATERIALIZED VIEW name`: the statements a refresh in this transaction

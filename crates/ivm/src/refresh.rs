@@ -18,6 +18,7 @@ use super::history::{pending_rows, Verdict};
 use super::mode::{self, RefreshMode};
 use super::plan::{self, Body, Plan};
 use super::program::{self, Key};
+use super::refresh_stats::{self, RefreshStats};
 use super::text::{lit, split_name};
 use super::view_cache::ViewCache;
 use super::{IvmError, Outcome, Sql};
@@ -142,14 +143,16 @@ pub fn refresh(db: &mut dyn Sql, view: &ViewRow, with_data: bool) -> Result<Outc
         ends: capture::log_ends(db, &view.plan)?,
         downstream: capture::downstream_log(db, view.plan.id)?,
     };
-    refresh_probed(
+    let out = refresh_probed(
         db,
         None,
         view,
         &pending,
         with_data,
         RefreshMode::Incremental,
-    )
+    )?;
+    refresh_stats::record(db, out.stats.as_slice())?;
+    Ok(out)
 }
 
 /// What a refresh does, decided from what is pending.
@@ -421,13 +424,25 @@ fn incremental(
     let program = view.programs.get(plan, key, downstream.as_deref());
     let rows = program::execute(db, &program.steps, &pending.ends)?;
     let ms = start.elapsed().as_secs_f64() * 1000.0;
-    catalog::record_refresh(db, plan.id, ms, rows, program.mode, why)?;
+    Ok(timed(
+        plan.id,
+        ms,
+        rows,
+        program.mode,
+        why,
+        downstream.is_some(),
+    ))
+}
+
+/// A refresh's outcome and timing, with what `duckmv.views` will say about it.
+fn timed(id: i64, ms: f64, rows: u64, mode: &'static str, why: &str, downstream: bool) -> Timed {
     let outcome = Outcome {
         notices: Vec::new(),
         rows,
-        downstream: downstream.is_some(),
+        downstream,
+        stats: Some(RefreshStats::now(id, ms, rows, mode, why)),
     };
-    Ok(Timed { outcome, ms })
+    Timed { outcome, ms }
 }
 
 /// The SQL computing a view's storage rows from the current base data. A full view's
@@ -450,7 +465,9 @@ pub fn recompute_now(db: &mut dyn Sql, view: &ViewRow) -> Result<Outcome, IvmErr
         downstream: capture::downstream_log(db, view.plan.id)?,
     };
     let why = "the view's definition was upgraded";
-    Ok(recompute(db, view, true, &pending, why)?.outcome)
+    let out = recompute(db, view, true, &pending, why)?.outcome;
+    refresh_stats::record(db, out.stats.as_slice())?;
+    Ok(out)
 }
 
 /// Recomputes the storage from scratch and marks the view populated. Downstream views get the
@@ -473,13 +490,14 @@ fn recompute(
         catalog::create_user_view(db, &view.schema, &view.name, &plan::user_view_sql(plan))?;
     }
     let ms = start.elapsed().as_secs_f64() * 1000.0;
-    catalog::record_refresh(db, plan.id, ms, rows, program.mode, why)?;
-    let outcome = Outcome {
-        notices: Vec::new(),
+    Ok(timed(
+        plan.id,
+        ms,
         rows,
-        downstream: downstream.is_some(),
-    };
-    Ok(Timed { outcome, ms })
+        program.mode,
+        why,
+        downstream.is_some(),
+    ))
 }
 
 /// `REFRESH ... WITH NO DATA`: empties the storage; reading the view fails until the next refresh.
@@ -509,5 +527,6 @@ fn unpopulate(
         notices: Vec::new(),
         rows,
         downstream: populated && downstream.is_some(),
+        stats: None,
     })
 }

@@ -15,6 +15,10 @@ use super::{IvmError, Sql};
 /// The newest column of `duckmv.views`.
 const NEWEST_COLUMN: &str = "last_refresh_reason";
 
+/// Where the last refresh of each view is recorded since the server keeps it (`refresh_stats`);
+/// a view whose text lacks it reads the catalog's own columns, and is written again.
+const STATS: &str = "_duckmv.refresh_stats";
+
 /// The name of the view's per-reader counts; a view whose text lacks it is of the layout with
 /// a subquery per reader, and is written again.
 const LAYOUT: &str = "_mv_pending";
@@ -23,9 +27,10 @@ const LAYOUT: &str = "_mv_pending";
 pub fn ensure_current(db: &mut dyn Sql) -> Result<(), IvmError> {
     let current = db.query(&format!(
         "SELECT 1 FROM duckdb_views() WHERE schema_name = 'duckmv' AND view_name = 'views' \
-         AND contains(sql, {}) AND contains(sql, {})",
+         AND contains(sql, {}) AND contains(sql, {}) AND contains(sql, {})",
         lit(LAYOUT),
-        lit(NEWEST_COLUMN)
+        lit(NEWEST_COLUMN),
+        lit(STATS)
     ))?;
     if current.is_empty() {
         regenerate(db)?;
@@ -62,14 +67,27 @@ fn view_sql(logs: &[(String, String)], unlogged: &[String]) -> String {
          min(p.since) AS since FROM _duckmv.view_sources s JOIN {LAYOUT} p \
          ON p.reader = s.delta_table GROUP BY s.view_id) \
          SELECT v.name, v.schema, v.definition, v.populated, \
-         v.strategy, pv.pending AS pending, v.last_refresh AS last_refresh_at, v.last_refresh_mode, \
-         v.duration_ms, v.rows_changed, coalesce(v.refresh_policy, 'on demand') AS refresh_policy, \
+         v.strategy, pv.pending AS pending, {} AS last_refresh_at, {} AS last_refresh_mode, \
+         {} AS duration_ms, {} AS rows_changed, \
+         coalesce(v.refresh_policy, 'on demand') AS refresh_policy, \
          pv.since AS pending_since, CAST(now() AS TIMESTAMP) - pv.since AS behind, \
-         st.status AS refresher_status, v.last_refresh_reason AS {NEWEST_COLUMN} \
+         st.status AS refresher_status, {} AS {NEWEST_COLUMN} \
          FROM _duckmv.views v LEFT JOIN _mv_per_view pv ON pv.view_id = v.id \
-         LEFT JOIN _duckmv.refresher_status st ON st.view_id = v.id",
-        pending_sql(logs, unlogged)
+         LEFT JOIN _duckmv.refresher_status st ON st.view_id = v.id \
+         LEFT JOIN {STATS} rs ON rs.view_id = v.id",
+        pending_sql(logs, unlogged),
+        recorded("refreshed_at", "last_refresh"),
+        recorded("mode", "last_refresh_mode"),
+        recorded("duration_ms", "duration_ms"),
+        recorded("rows_changed", "rows_changed"),
+        recorded("reason", "last_refresh_reason"),
     )
+}
+
+/// A column of the last refresh: from `refresh_stats` once the view has a row there, else
+/// from the catalog's own column, where servers before it recorded refreshes.
+fn recorded(stats_column: &str, catalog_column: &str) -> String {
+    format!("CASE WHEN rs.view_id IS NULL THEN v.{catalog_column} ELSE rs.{stats_column} END")
 }
 
 /// `(reader, n, since)`: how many rows each reader has pending and when the oldest was written.
