@@ -268,6 +268,52 @@ async fn a_late_committing_writer_is_neither_skipped_nor_applied_twice() {
     );
 }
 
+/// Two refreshes of one view that read different changes cannot both commit. The first
+/// session's refresh reads its own uncommitted insert into `t`; the second's reads an insert
+/// into `d` committed after the first's snapshot, which the first cannot see. Both append to
+/// the view's change log, which the view over it reads: if both committed, the later-committing
+/// one's positions would come before the other's, and the view over it, refreshed in between,
+/// would skip them for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_refreshes_of_one_view_never_both_commit() {
+    let server = TestServer::start();
+    let c = server.client().await;
+    exec(
+        &c,
+        "CREATE TABLE t (k INT, g INT, v INT, s VARCHAR); CREATE TABLE d (g INT, label VARCHAR); \
+         INSERT INTO t VALUES (1, 1, 10, 'a'), (2, 2, 20, 'b'); INSERT INTO d VALUES (1, 'one')",
+    )
+    .await;
+    let up = "SELECT t.k, t.g, d.label FROM t JOIN d ON t.g = d.g";
+    let down = "SELECT g, count(*) AS n FROM up GROUP BY g";
+    exec(&c, &format!("CREATE MATERIALIZED VIEW up AS {up}")).await;
+    exec(&c, &format!("CREATE MATERIALIZED VIEW down AS {down}")).await;
+
+    let first = server.client().await;
+    exec(&first, "BEGIN; SELECT count(*) FROM d").await;
+    exec(&c, "INSERT INTO d VALUES (2, 'two')").await;
+    exec(&first, "INSERT INTO t VALUES (3, 1, 30, 'c')").await;
+    exec(&first, "REFRESH MATERIALIZED VIEW up").await;
+    let second = server.client().await;
+    let second_refresh = second.batch_execute("REFRESH MATERIALIZED VIEW up").await;
+    exec(&c, "REFRESH MATERIALIZED VIEW down").await;
+    let first_commit = first.batch_execute("COMMIT").await;
+    assert!(
+        second_refresh.is_err() || first_commit.is_err(),
+        "both refreshes committed"
+    );
+    exec(&c, "REFRESH MATERIALIZED VIEW up").await;
+    exec(&c, "REFRESH MATERIALIZED VIEW down").await;
+    oracle(&c, "up", up, "two concurrent refreshes").await;
+    oracle(
+        &c,
+        "down",
+        down,
+        "two concurrent refreshes of the view it reads",
+    )
+    .await;
+}
+
 /// Changes that cancel inside one refresh's range — rows inserted then deleted, an UPDATE that
 /// writes rows back as they were or changes only a column no view reads, a group's maximum
 /// deleted and inserted again — never reach the delta queries of views that would carry them

@@ -18,9 +18,10 @@
 //! their first write to their transaction's end (`session::capture_lock`), so a writer takes
 //! positions only after every earlier writer has committed or rolled back; a transaction that
 //! commits after a snapshot began took all its positions after every transaction the snapshot
-//! sees had ended. A view's log is appended only by that view's refreshes, which update the
-//! view's catalog row: two concurrent ones conflict and one rolls back, so they too append one
-//! after another. Rolled-back positions leave gaps, which no reader minds.
+//! sees had ended. A view's log is appended only by that view's refreshes, and every refresh
+//! that writes updates all of the view's reader rows (or, with none, its catalog row): two
+//! concurrent ones conflict and one rolls back, so they too append one after another.
+//! Rolled-back positions leave gaps, which no reader minds.
 //!
 //! Rows every reader has consumed are deleted by [`vacuum`], which the server runs in the
 //! background, never on the write path.

@@ -82,7 +82,9 @@ pub fn incremental(plan: &Plan, changed: &[bool], lost: bool, downstream: Option
         let sql = Stmt::delete_all(Name::of(&plan::work(plan.id)));
         steps.push(run("empty the work table", sql, false));
     }
-    steps.extend(advance(plan, changed));
+    if changed.iter().any(|c| *c) {
+        steps.push(advance(plan));
+    }
     Program {
         steps,
         mode: "incremental",
@@ -385,7 +387,7 @@ pub fn recompute(plan: &Plan, populated: bool, downstream: Option<&str>) -> Prog
         ),
         true,
     ));
-    steps.extend(advance(plan, &vec![true; plan.sources.len()]));
+    steps.push(advance(plan));
     if let Some(d) = downstream {
         let new = capture::append_sql(d, &format!("SELECT *, 1 FROM {out}"));
         steps.push(run("feed the new rows downstream", new, false));
@@ -398,15 +400,29 @@ pub fn recompute(plan: &Plan, populated: bool, downstream: Option<&str>) -> Prog
 
 /// Moves the view past what it read: to the logs' ends its refresh's probe saw, which are
 /// the ends in this transaction's snapshot (the program writes no log it reads).
-fn advance(plan: &Plan, which: &[bool]) -> impl Iterator<Item = Step> {
-    capture::advance_to_ends_sql(plan, which)
-        .into_iter()
-        .map(|(sql, ends)| Step::Run {
+///
+/// Every source's reader moves, not only those of the sources read: one with nothing pending
+/// keeps its position (its end is not past it). So two refreshes of the same view that write
+/// anything always update the same rows, and DuckDB lets only one of them commit: what keeps
+/// a view's own log appended by one refresh at a time (see `capture`). A view with no logged
+/// source updates its catalog row instead, for the same reason.
+fn advance(plan: &Plan) -> Step {
+    match capture::advance_to_ends_sql(plan, &vec![true; plan.sources.len()]) {
+        Some((sql, ends)) => Step::Run {
             what: "move the view past the changes read",
             sql,
             counted: false,
             ends,
-        })
+        },
+        None => run(
+            "claim the view for this transaction",
+            format!(
+                "UPDATE _duckmv.views SET populated = populated WHERE id = {}",
+                plan.id
+            ),
+            false,
+        ),
+    }
 }
 
 /// Runs the program with the sources' log ends in this snapshot (None: an empty log); the
