@@ -197,7 +197,7 @@ pub fn refresh(
         return Ok(None);
     }
     let lock = ctx.shared.refresh_lock(name);
-    let o = {
+    let mut o = {
         let _guard = lock.lock();
         let mut db = HotSql::new(&ctx.conn, &mut ctx.hot);
         match ivm::refresh_view_cached(&mut db, &ctx.shared.views, name, with_data, mode) {
@@ -206,7 +206,7 @@ pub fn refresh(
         }
     };
     tx.capture
-        .after_refresh(name, &target.bare, with_data, o.downstream, o.stats.clone());
+        .after_refresh(name, &target.bare, with_data, o.downstream, o.stats.take());
     super::notify::refreshed(&mut tx.notes, name, o.rows);
     if o.rows > 0 {
         super::immediate::maintain(ctx, tx, std::slice::from_ref(&target.bare))?;

@@ -423,24 +423,26 @@ fn incremental(
     let start = Instant::now();
     let program = view.programs.get(plan, key, downstream.as_deref());
     let rows = program::execute(db, &program.steps, &pending.ends)?;
-    let ms = start.elapsed().as_secs_f64() * 1000.0;
-    Ok(timed(
-        plan.id,
-        ms,
-        rows,
-        program.mode,
-        why,
-        downstream.is_some(),
-    ))
+    Ok(timed(view, &program, rows, start, why, pending))
 }
 
-/// A refresh's outcome and timing, with what `duckmv.views` will say about it.
-fn timed(id: i64, ms: f64, rows: u64, mode: &'static str, why: &str, downstream: bool) -> Timed {
+/// A refresh's outcome and how long it took since `start`, with what `duckmv.views` will say
+/// about it.
+fn timed(
+    view: &ViewRow,
+    program: &program::Program,
+    rows: u64,
+    start: Instant,
+    why: &str,
+    pending: &Pending,
+) -> Timed {
+    let ms = start.elapsed().as_secs_f64() * 1000.0;
+    let stats = RefreshStats::now(view.plan.id, ms, rows, program.mode, why);
     let outcome = Outcome {
         notices: Vec::new(),
         rows,
-        downstream,
-        stats: Some(RefreshStats::now(id, ms, rows, mode, why)),
+        downstream: pending.downstream.is_some(),
+        stats: Some(stats),
     };
     Timed { outcome, ms }
 }
@@ -489,15 +491,7 @@ fn recompute(
         catalog::set_populated(db, plan.id, true)?;
         catalog::create_user_view(db, &view.schema, &view.name, &plan::user_view_sql(plan))?;
     }
-    let ms = start.elapsed().as_secs_f64() * 1000.0;
-    Ok(timed(
-        plan.id,
-        ms,
-        rows,
-        program.mode,
-        why,
-        downstream.is_some(),
-    ))
+    Ok(timed(view, &program, rows, start, why, pending))
 }
 
 /// `REFRESH ... WITH NO DATA`: empties the storage; reading the view fails until the next refresh.
