@@ -423,10 +423,11 @@ pub fn uninstall(db: &mut dyn Sql, plan: &Plan) -> Result<(), IvmError> {
     Ok(())
 }
 
-/// Moves the view's position in the logs of the sources flagged in `which` to their end in this
-/// transaction's snapshot, outside a refresh (whose probe has read the ends already).
-pub fn advance(db: &mut dyn Sql, plan: &Plan, which: &[bool]) -> Result<(), IvmError> {
-    if let Some((sql, sources)) = advance_to_ends_sql(plan, which) {
+/// Consumes every pending change of the view (after a full refresh has made them moot): moves
+/// its position in every log to the end in this transaction's snapshot, outside a refresh
+/// (whose probe has read the ends already).
+pub fn clear(db: &mut dyn Sql, plan: &Plan) -> Result<(), IvmError> {
+    if let Some((sql, sources)) = advance_to_ends_sql(plan) {
         let ends = log_ends(db, plan)?;
         db.exec_hot(&sql, &end_params(&sources, &ends)?)?;
     }
@@ -472,21 +473,21 @@ pub fn end_params(sources: &[usize], ends: &[Option<i64>]) -> Result<Vec<String>
         .collect()
 }
 
-/// The statement moving the readers of the sources flagged in `which` to their logs' ends,
-/// None when no flagged source has a log: parameter `$k` is the end of the log of the k-th
-/// source returned (see [`end_params`]). One UPDATE for all the sources: every statement costs
+/// The statement moving every reader of the view to its log's end, None when no source has a
+/// log: parameter `$k` is the end of the log of the k-th source returned (see
+/// [`end_params`]). Every reader, not only those of the sources a refresh read: see
+/// `program::advance`. One UPDATE for all the sources: every statement costs
 /// DuckDB most of a millisecond however little it does. The ends are parameters, read by the
 /// refresh's probe with its counts, so the logs are not scanned again; the CASE over readers
 /// costs half of what a join with a UNION ALL of the logs' maxima did (0.6 against 1.3–1.4
 /// ms, two readers).
-pub fn advance_to_ends_sql(plan: &Plan, which: &[bool]) -> Option<(String, Vec<usize>)> {
+pub fn advance_to_ends_sql(plan: &Plan) -> Option<(String, Vec<usize>)> {
     let readers: Vec<(usize, String)> = plan
         .sources
         .iter()
         .enumerate()
-        .zip(which)
-        .filter_map(|((i, s), w)| match (&s.delta, &s.log, *w) {
-            (Some(delta), Some(_), true) => Some((i, lit(delta))),
+        .filter_map(|(i, s)| match (&s.delta, &s.log) {
+            (Some(delta), Some(_)) => Some((i, lit(delta))),
             _ => None,
         })
         .collect();
@@ -506,11 +507,6 @@ pub fn advance_to_ends_sql(plan: &Plan, which: &[bool]) -> Option<(String, Vec<u
         names.join(", ")
     );
     Some((sql, readers.into_iter().map(|(i, _)| i).collect()))
-}
-
-/// Consumes every pending change of the view (after a full refresh has made them moot).
-pub fn clear(db: &mut dyn Sql, plan: &Plan) -> Result<(), IvmError> {
-    advance(db, plan, &vec![true; plan.sources.len()])
 }
 
 /// The statement appending `change` (the view's columns in order, then the sign) to a view's

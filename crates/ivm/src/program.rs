@@ -407,7 +407,7 @@ pub fn recompute(plan: &Plan, populated: bool, downstream: Option<&str>) -> Prog
 /// a view's own log appended by one refresh at a time (see `capture`). A view with no logged
 /// source updates its catalog row instead, for the same reason.
 fn advance(plan: &Plan) -> Step {
-    match capture::advance_to_ends_sql(plan, &vec![true; plan.sources.len()]) {
+    match capture::advance_to_ends_sql(plan) {
         Some((sql, ends)) => Step::Run {
             what: "move the view past the changes read",
             sql,
