@@ -52,7 +52,7 @@ pub(super) fn delta(sources: &[Source], items: &[Item], changed: &[bool]) -> Vec
 
 /// A changed item as it was before the change, as one FROM item with multiplicities; None when
 /// it is not a plain source.
-fn item_old(sources: &[Source], item: &Item) -> Option<Term> {
+pub(super) fn item_old(sources: &[Source], item: &Item) -> Option<Term> {
     let ItemFrom::Source(i) = &item.from else {
         return None;
     };
@@ -130,7 +130,7 @@ fn inclusion_exclusion(deltas: &[Vec<Term>], cur: &[From]) -> Vec<Term> {
     out
 }
 
-fn join_comma(a: &Term, b: &Term) -> Term {
+pub(super) fn join_comma(a: &Term, b: &Term) -> Term {
     let mut out = a.clone();
     out.from.extend(b.from.iter().cloned());
     out.conds.extend(b.conds.iter().cloned());

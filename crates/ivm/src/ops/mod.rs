@@ -7,6 +7,7 @@
 //!
 //! - `project`: a select-project block over the product of its items (σπ);
 //! - `join`: the inner product of a block's items;
+//! - `nested`: the same under a filter, with the sum of its terms factored;
 //! - `outer`: join trees with LEFT/RIGHT/FULL joins;
 //! - `semi`: EXISTS / IN / SEMI / ANTI tests on a block's rows;
 //! - `union`: UNION ALL;
@@ -16,6 +17,7 @@
 //! How the counts of outer and semi joins are found is a strategy (`crate::strategy`).
 
 mod join;
+mod nested;
 mod outer;
 mod project;
 mod rescan;

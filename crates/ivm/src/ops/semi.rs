@@ -87,6 +87,11 @@ pub fn block_terms(
     guards: &[Guard],
     changed: &[bool],
 ) -> Vec<Term> {
+    if top.is_empty() && guards.is_empty() {
+        if let Some(terms) = filter.and_then(|f| super::nested::delta(sources, items, f, changed)) {
+            return terms;
+        }
+    }
     let mut base = items_delta(sources, items, changed);
     if let Some(f) = filter {
         for t in &mut base {
