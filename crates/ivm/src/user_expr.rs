@@ -11,7 +11,9 @@ use std::fmt;
 use std::ops::ControlFlow;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use sqlparser::ast::{BinaryOperator, Expr, Ident, Value, VisitMut, VisitorMut};
+use sqlparser::ast::{
+    visit_expressions, BinaryOperator, Expr, Ident, InTarget, Value, VisitMut, VisitorMut,
+};
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 
@@ -96,6 +98,39 @@ pub fn fill_holes(e: &mut Expr, kind: Hole, mut value: impl FnMut(usize) -> Expr
 /// puts there is not visited again).
 pub fn rewrite(e: &mut Expr, f: impl FnMut(&mut Expr)) {
     let _ = VisitMut::visit(e, &mut PostVisit(f));
+}
+
+/// A column name in an expression: `alias.col` (by its alias), or `col` alone.
+pub enum ColumnRef<'e> {
+    Qualified(&'e str),
+    Bare(&'e str),
+}
+
+/// Calls `on` with each column name of `e`, in order. False as soon as `on` is, or when `e`
+/// holds a subquery (whose names have a scope of their own) or a name of three or more parts:
+/// callers placing names on relations cannot place those.
+pub fn each_column(e: &Expr, mut on: impl FnMut(ColumnRef) -> bool) -> bool {
+    let flow = visit_expressions(e, |x: &Expr| {
+        let placed = match x {
+            Expr::Subquery(_)
+            | Expr::Exists { .. }
+            | Expr::In {
+                target: InTarget::Subquery(_),
+                ..
+            } => false,
+            Expr::CompoundIdentifier(parts) if parts.len() == 2 => {
+                on(ColumnRef::Qualified(&parts[0].value))
+            }
+            Expr::CompoundIdentifier(_) => false,
+            Expr::Identifier(id) => on(ColumnRef::Bare(&id.value)),
+            _ => true,
+        };
+        match placed {
+            true => ControlFlow::Continue(()),
+            false => ControlFlow::Break(()),
+        }
+    });
+    !flow.is_break()
 }
 
 /// What a hole stands for.

@@ -26,16 +26,14 @@
 //! the filter can be placed on the items it reads, no column is named like an alias, and the
 //! block has no existence test; the flat sum serves the rest.
 
+use sqlparser::ast::Expr as Ast;
 use std::collections::HashMap;
-use std::ops::ControlFlow;
-
-use sqlparser::ast::{visit_expressions, Expr as Ast, InTarget};
 
 use super::join::{item_old, join_comma};
 use super::{item_cur, item_delta, Term};
 use crate::ir::{self, user, From, Item as SelItem, Name, Query, Select};
 use crate::plan::{Item, ItemFrom, Source};
-use crate::user_expr::{conjuncts, UserExpr};
+use crate::user_expr::{conjuncts, each_column, ColumnRef, UserExpr};
 
 /// The change of `σ_filter(items)` as terms with the filter applied, nested as above; None when
 /// nesting does not apply or gains nothing (no changed item after two changed ones, joined).
@@ -160,10 +158,9 @@ struct Scope {
     /// Each item's alias (unquoted) and the columns it shows (those no other item has).
     items: Vec<(String, Vec<String>)>,
     aliases: Vec<String>,
-    /// Lowercased column name → the item that has it, for names only one item has.
+    /// Lowercased column name → the item that has it, for names only one item has (a name
+    /// two items have can only be read qualified).
     owner: HashMap<String, usize>,
-    /// Lowercased column names more than one item has.
-    shared: Vec<String>,
 }
 
 impl Scope {
@@ -190,11 +187,6 @@ impl Scope {
             .filter(|(_, h)| h.len() == 1)
             .map(|(c, h)| (c.clone(), h[0]))
             .collect();
-        let shared = seen
-            .into_iter()
-            .filter(|(_, h)| h.len() > 1)
-            .map(|(c, _)| c)
-            .collect();
         let items = items
             .iter()
             .zip(columns)
@@ -211,7 +203,6 @@ impl Scope {
             items,
             aliases,
             owner,
-            shared,
         })
     }
 
@@ -219,37 +210,17 @@ impl Scope {
     /// cannot be placed, or it holds a subquery.
     fn reads(&self, e: &Ast) -> Option<u64> {
         let mut mask = 0u64;
-        let flow = visit_expressions(e, |x: &Ast| {
-            let item = match x {
-                Ast::Subquery(_)
-                | Ast::Exists { .. }
-                | Ast::In {
-                    target: InTarget::Subquery(_),
-                    ..
-                } => None,
-                Ast::CompoundIdentifier(parts) if parts.len() == 2 => {
-                    let a = parts[0].value.to_lowercase();
-                    self.aliases.iter().position(|x| *x == a).map(Some)
+        let placed = each_column(e, |c| {
+            let item = match c {
+                ColumnRef::Qualified(a) => {
+                    let a = a.to_lowercase();
+                    self.aliases.iter().position(|x| *x == a)
                 }
-                Ast::CompoundIdentifier(_) => None,
-                Ast::Identifier(id) => {
-                    let c = id.value.to_lowercase();
-                    match self.shared.contains(&c) {
-                        true => None,
-                        false => self.owner.get(&c).map(|i| Some(*i)),
-                    }
-                }
-                _ => Some(None),
+                ColumnRef::Bare(name) => self.owner.get(&name.to_lowercase()).copied(),
             };
-            match item {
-                Some(i) => {
-                    mask |= i.map_or(0, |i| 1u64 << i);
-                    ControlFlow::Continue(())
-                }
-                None => ControlFlow::Break(()),
-            }
+            item.map(|i| mask |= 1u64 << i).is_some()
         });
-        (!flow.is_break()).then_some(mask)
+        placed.then_some(mask)
     }
 
     /// `terms` (over the items before `k`) as one FROM item: their UNION ALL, showing each

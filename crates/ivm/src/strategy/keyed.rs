@@ -6,12 +6,12 @@
 //! over small inputs, instead of a correlated count per candidate row that DuckDB decorrelates
 //! into a plan over the whole preserved side.
 
-use sqlparser::ast::{visit_expressions, BinaryOperator, Expr as Ast, InTarget};
-use std::ops::ControlFlow;
+use sqlparser::ast::{BinaryOperator, Expr as Ast};
 
 use crate::ir::{self, user, Expr, From, GroupBy, Item as SelItem, JoinKind, Query, Select};
 use crate::ops::Term;
 use crate::plan::{Item, ItemFrom, Source};
+use crate::user_expr::{each_column, ColumnRef};
 
 /// One side of the predicate: its alias (as the plan quotes it) and its columns (for
 /// unqualified names); None when they are not known (a join tree), which leaves every
@@ -54,16 +54,9 @@ fn unquote(alias: &str) -> &str {
 /// None when a name cannot be placed or the expression holds a subquery.
 fn owner(e: &Ast, p: &Side, o: &Side, inner_first: bool) -> Option<Owner> {
     let mut own = Owner::None;
-    let flow = visit_expressions(e, |x: &Ast| {
-        let side = match x {
-            Ast::Subquery(_)
-            | Ast::Exists { .. }
-            | Ast::In {
-                target: InTarget::Subquery(_),
-                ..
-            } => None,
-            Ast::CompoundIdentifier(parts) if parts.len() == 2 => {
-                let a = &parts[0].value;
+    let placed = each_column(e, |c| {
+        let side = match c {
+            ColumnRef::Qualified(a) => {
                 if a.eq_ignore_ascii_case(unquote(p.alias)) {
                     Some(Owner::P)
                 } else if a.eq_ignore_ascii_case(unquote(o.alias)) {
@@ -72,9 +65,8 @@ fn owner(e: &Ast, p: &Side, o: &Side, inner_first: bool) -> Option<Owner> {
                     None
                 }
             }
-            Ast::CompoundIdentifier(_) => None,
-            Ast::Identifier(id) => {
-                let has = |c: &[String]| c.iter().any(|c| c.eq_ignore_ascii_case(&id.value));
+            ColumnRef::Bare(name) => {
+                let has = |c: &[String]| c.iter().any(|c| c.eq_ignore_ascii_case(name));
                 match (p.columns.map(has), o.columns.map(has)) {
                     (Some(_), Some(true)) if inner_first => Some(Owner::O),
                     (Some(true), Some(false)) => Some(Owner::P),
@@ -82,17 +74,10 @@ fn owner(e: &Ast, p: &Side, o: &Side, inner_first: bool) -> Option<Owner> {
                     _ => None,
                 }
             }
-            _ => Some(Owner::None),
         };
-        match side {
-            Some(s) => {
-                own = join(own, s);
-                ControlFlow::Continue(())
-            }
-            None => ControlFlow::Break(()),
-        }
+        side.map(|s| own = join(own, s)).is_some()
     });
-    (!flow.is_break()).then_some(own)
+    placed.then_some(own)
 }
 
 /// Splits `pred` into key pairs and other-side conditions; None when some conjunct reads the
