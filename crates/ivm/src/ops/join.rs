@@ -58,11 +58,7 @@ pub(super) fn item_old(sources: &[Source], item: &Item) -> Option<Term> {
     };
     let src = &sources[*i];
     let delta = src.delta.as_ref()?;
-    let cols = || {
-        src.columns
-            .iter()
-            .map(|c| SelItem::Expr(ir::bare(c.clone()), None))
-    };
+    let cols = || read_columns(src);
     let now = cols().chain([SelItem::named(Expr::Int(1).big_int(), "_mv_mult")]);
     let undone = cols().chain([SelItem::Expr(ir::bare("_mv_mult").neg(), None)]);
     let old = Query::union_all(vec![
@@ -86,6 +82,13 @@ pub(super) fn item_old(sources: &[Source], item: &Item) -> Option<Term> {
         conds: Vec::new(),
         mult: vec![mult_of(item)],
     })
+}
+
+/// The columns the view reads of `src`, as select items.
+pub(super) fn read_columns(src: &Source) -> impl Iterator<Item = SelItem> + '_ {
+    src.columns
+        .iter()
+        .map(|c| SelItem::Expr(ir::bare(c.clone()), None))
 }
 
 /// Every combination of one term per position, joined.

@@ -29,8 +29,8 @@
 use sqlparser::ast::Expr as Ast;
 use std::collections::HashMap;
 
-use super::join::{item_old, join_comma};
-use super::{item_cur, item_delta, Term};
+use super::join::{item_old, join_comma, read_columns};
+use super::{item_delta, Term};
 use crate::ir::{self, user, From, Item as SelItem, Name, Query, Select};
 use crate::plan::{Item, ItemFrom, Source};
 use crate::user_expr::{conjuncts, each_column, ColumnRef, UserExpr};
@@ -128,18 +128,13 @@ fn connected(links: &[u64], k: usize) -> bool {
 /// item's row, and a table's other columns (long comments, say) would only weigh on it.
 fn narrow(sources: &[Source], item: &Item) -> From {
     let ItemFrom::Source(i) = item.from else {
-        return item_cur(sources, item);
+        unreachable!("nested only over tables (see `delta`)");
     };
-    let src = &sources[i];
-    let cols = src
-        .columns
-        .iter()
-        .map(|c| SelItem::Expr(ir::bare(c.clone()), None))
-        .collect();
     let table = From::Table {
-        name: Name::of(&src.relation),
+        name: Name::of(&sources[i].relation),
         alias: None,
     };
+    let cols = read_columns(&sources[i]).collect();
     From::query(Query::select(Select::new(cols, vec![table])), item.name())
 }
 
