@@ -57,10 +57,11 @@ pub trait Sql {
     /// Runs one query; every value rendered as text by DuckDB (`CAST(x AS VARCHAR)` semantics),
     /// NULL as None.
     fn query(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, DbError>;
-    /// [`Sql::exec`] for a statement a refresh runs again and again with the same text. DuckDB
-    /// spends more time planning refresh SQL than running it on a small delta, so the server
-    /// keeps these prepared. `params` fill `$1`, `$2`, … as VARCHAR values (write
-    /// `CAST($1::VARCHAR AS T)`); the default substitutes them as literals.
+    /// [`Sql::exec`] for a statement a refresh runs again and again with the same text. The
+    /// server keeps these prepared, which saves parsing them (DuckDB 2.0 still binds and
+    /// optimizes them at every execution, since they read tables). `params` fill `$1`, `$2`, …
+    /// as VARCHAR values (write `CAST($1::VARCHAR AS T)`); the default substitutes them as
+    /// literals.
     fn exec_hot(&mut self, sql: &str, params: &[String]) -> Result<u64, DbError> {
         self.exec(&hot::substitute(sql, params))
     }
