@@ -376,6 +376,14 @@ pub(crate) mod tests {
         }
     }
 
+    /// A FROM item reading source `i` under `alias` (quoted as the compiler quotes it).
+    pub(crate) fn item(alias: &str, i: usize) -> Item {
+        Item {
+            alias: format!("\"{alias}\""),
+            from: ItemFrom::Source(i),
+        }
+    }
+
     fn src(name: &str) -> Source {
         source(name, &["k"])
     }

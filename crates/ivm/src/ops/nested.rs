@@ -247,14 +247,7 @@ impl Scope {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::tests::source;
-
-    fn item(alias: &str, i: usize) -> Item {
-        Item {
-            alias: format!("\"{alias}\""),
-            from: ItemFrom::Source(i),
-        }
-    }
+    use crate::plan::tests::{item, source};
 
     fn filter(sql: &str) -> UserExpr {
         UserExpr::new(crate::user_expr::parse(sql).unwrap())

@@ -230,15 +230,7 @@ fn flipped(now: Expr, before: Expr) -> (Expr, Expr) {
 mod tests {
     use super::*;
     use crate::ir::{From, JoinKind};
-    use crate::plan::tests::source;
-    use crate::plan::ItemFrom;
-
-    fn item(alias: &str, source: usize) -> Item {
-        Item {
-            alias: format!("\"{alias}\""),
-            from: ItemFrom::Source(source),
-        }
-    }
+    use crate::plan::tests::{item, source};
 
     /// The terms of `a WHERE [NOT] EXISTS (SELECT 1 FROM b WHERE pred)` when only b changed.
     fn terms(pred: &str, b_columns: &[&str], anti: bool) -> Vec<Term> {
