@@ -18,6 +18,16 @@ pub struct Config {
     #[arg(long, env = "DUCKMV_DATABASE", default_value = "./duckmv.duckdb")]
     pub database: String,
 
+    /// Write-ahead log size (MiB) past which the server checkpoints the database, in the
+    /// background rather than inside the commit that crossed it.
+    #[arg(long, env = "DUCKMV_MAX_WAL_SIZE", default_value_t = 16)]
+    pub max_wal_size: u64,
+
+    /// Checkpoint inside the commit that takes the log past --max-wal-size, as DuckDB does,
+    /// instead of in the background.
+    #[arg(long, env = "DUCKMV_COMMIT_CHECKPOINTS")]
+    pub commit_checkpoints: bool,
+
     /// How clients authenticate: trust, password (cleartext), md5 or
     /// scram-sha-256. Defaults to trust without users, scram-sha-256 with.
     #[arg(long, env = "DUCKMV_AUTH", value_enum)]

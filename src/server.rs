@@ -33,6 +33,13 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("preparing the database: {} ({})", e.message, e.code))?;
     crate::session::start_log_vacuum(&shared)
         .map_err(|e| anyhow::anyhow!("starting the change-log vacuum: {}", e.message))?;
+    crate::session::checkpoints::start(
+        &db,
+        &config.database,
+        config.max_wal_size,
+        config.commit_checkpoints,
+    )
+    .context("starting the background checkpoints")?;
     let refresher = crate::session::refresher::Refresher::start(shared.clone())
         .context("starting the background refresher")?;
 

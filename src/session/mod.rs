@@ -10,6 +10,7 @@
 use crate::sqlstate::SqlState;
 mod capture_lock;
 mod capture_txn;
+pub mod checkpoints;
 mod context;
 mod copy;
 mod copy_error;
