@@ -89,6 +89,12 @@ pub struct Args {
     #[arg(long)]
     pub capture: bool,
 
+    /// Measure where checkpoints land instead (issue 16): write-and-refresh cycles, with and
+    /// without pauses between them, against a server that checkpoints in the background and
+    /// one that checkpoints inside commits (`--commit-checkpoints`), one after the other.
+    #[arg(long)]
+    pub checkpoints: bool,
+
     /// Where `--tpch` writes its figures as JSON.
     #[arg(long, default_value = "bench/tpch.json")]
     pub tpch_out: PathBuf,

@@ -8,6 +8,7 @@
 
 mod capture;
 mod changes;
+mod checkpoints;
 mod cli;
 mod data;
 mod error;
@@ -34,6 +35,8 @@ async fn main() {
     let args = cli::Args::parse();
     let outcome = if args.seed_joins {
         seed::main(args).await
+    } else if args.checkpoints {
+        checkpoints::main(args).await
     } else if args.capture {
         capture::main(args).await
     } else if args.policies {

@@ -35,6 +35,11 @@ pub fn default_binary() -> Result<PathBuf, BenchError> {
 
 impl Server {
     pub fn start(binary: &Path) -> Result<Server, BenchError> {
+        Self::start_with(binary, &[])
+    }
+
+    /// Starts `binary` with `extra` flags after the benchmark's own.
+    pub fn start_with(binary: &Path, extra: &[&str]) -> Result<Server, BenchError> {
         let dir = std::env::temp_dir().join(format!("duckmv-bench-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| BenchError::io("create temp dir", e))?;
         let db = dir.join("bench.duckdb");
@@ -47,6 +52,7 @@ impl Server {
             // samples from an empty WAL).
             .arg("--superuser")
             .arg("bench")
+            .args(extra)
             .env_remove("DUCKMV_LISTEN")
             .env_remove("DUCKMV_DATABASE")
             .env("NO_COLOR", "1")
@@ -113,6 +119,11 @@ impl Server {
             self.addr.ip(),
             self.addr.port()
         )
+    }
+
+    /// The write-ahead log file of the server's database.
+    pub fn wal_path(&self) -> PathBuf {
+        self.dir.join("bench.duckdb.wal")
     }
 
     pub fn log_tail(&self) -> String {
