@@ -18,13 +18,13 @@ pub struct Config {
     #[arg(long, env = "DUCKMV_DATABASE", default_value = "./duckmv.duckdb")]
     pub database: String,
 
-    /// Write-ahead log size (MiB) past which the server checkpoints the database, in the
-    /// background rather than inside the commit that crossed it.
+    /// Write-ahead log size (MiB) at which a commit checkpoints the database; from half of it
+    /// the server checkpoints in the background whenever no session is working.
     #[arg(long, env = "DUCKMV_MAX_WAL_SIZE", default_value_t = 16)]
     pub max_wal_size: u64,
 
-    /// Checkpoint inside the commit that takes the log past --max-wal-size, as DuckDB does,
-    /// instead of in the background.
+    /// Leave every checkpoint to the commit that takes the log past --max-wal-size, as DuckDB
+    /// does: no checkpoints in quiet moments.
     #[arg(long, env = "DUCKMV_COMMIT_CHECKPOINTS")]
     pub commit_checkpoints: bool,
 

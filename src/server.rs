@@ -35,6 +35,7 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("starting the change-log vacuum: {}", e.message))?;
     crate::session::checkpoints::start(
         &db,
+        shared.activity.clone(),
         &config.database,
         config.max_wal_size,
         config.commit_checkpoints,
@@ -95,8 +96,15 @@ pub async fn run(config: Config) -> anyhow::Result<()> {
     // What the last refreshes did, before the database closes.
     shared.refresh_stats.flush();
     let conn = db.connect()?;
-    if let Err(e) = conn.exec("CHECKPOINT") {
-        warn!("checkpoint failed: {e}");
+    // The background checkpoint or change-log vacuum may hold DuckDB's checkpoint lock for a
+    // moment: a CHECKPOINT then fails at once rather than waiting, so it is tried again.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while let Err(e) = conn.exec("CHECKPOINT") {
+        if std::time::Instant::now() >= deadline {
+            warn!("checkpoint failed: {e}");
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     info!("stopped");
     Ok(())

@@ -1,20 +1,19 @@
-//! Checkpoints off the commit path.
+//! Checkpoints in quiet moments.
 //!
 //! DuckDB checkpoints a database inside the COMMIT that takes its write-ahead log past
-//! `checkpoint_threshold` (16 MiB by default): whichever transaction commits then — a one-row
-//! UPDATE, a REFRESH — waits for the whole checkpoint (measured here: 30–50 ms instead of 8–9
-//! for a refresh of a view over a 1M-row table). The server raises that threshold out of reach
-//! and checkpoints from a thread of its own once the log passes `--max-wal-size`, so that the
-//! checkpoint falls between statements when the clients leave any time between them.
+//! `checkpoint_threshold`: whichever transaction commits then — a one-row UPDATE, a REFRESH —
+//! waits for the whole checkpoint (measured here: 30–50 ms instead of 5–9, for a log of 16 MiB
+//! over a 1M-row table). The server checkpoints earlier, from a thread of its own, once the log
+//! is past half of `--max-wal-size` and no session has worked for [`QUIET`]: a client that
+//! leaves time between its statements then never meets a checkpoint in a commit.
 //!
-//! A checkpoint still holds DuckDB's exclusive checkpoint lock, which every write transaction
-//! takes shared from its first write to its end: a writer that starts during a checkpoint waits
-//! for it, and a CHECKPOINT fails at once while any write transaction is open. Past the limit
-//! the thread therefore tries every [`RETRY`] until one gets through. Writers that never pause
-//! leave it no opening; then the log would only grow, and the checkpoint that finally runs
-//! would take longer with it. So at [`GIVE_BACK`] times the limit commits checkpoint again, as
-//! DuckDB does by default (a commit finds an opening whenever it is the only writer), until a
-//! checkpoint has brought the log back under the limit.
+//! Only in quiet moments, because a checkpoint cannot go beside a statement that writes: it
+//! holds DuckDB's exclusive checkpoint lock, which every write transaction takes shared, so a
+//! writer arriving during one waits for it whole; and a CHECKPOINT fails at once while a write
+//! transaction is open (then the next look tries again). Tried at every opening regardless, a
+//! checkpoint moved from a bulk write's commit into the refreshes that follow it. Clients that
+//! never pause leave no quiet moment: their commits checkpoint at `--max-wal-size`, as DuckDB's
+//! own would at its threshold.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -22,25 +21,21 @@ use std::time::Duration;
 
 use tracing::{debug, warn};
 
+use super::activity::Activity;
 use crate::engine::{Conn, Database};
 
-/// How often the log's size is looked at while it is under the limit.
-const LOOK: Duration = Duration::from_secs(1);
+/// How often the log's size is looked at.
+const LOOK: Duration = Duration::from_millis(20);
 
-/// How often a checkpoint is tried while the log is past the limit.
-const RETRY: Duration = Duration::from_millis(50);
+/// How long no session must have worked before a checkpoint.
+const QUIET: Duration = Duration::from_millis(10);
 
-/// Past this many times the limit, commits checkpoint again (see the module comment).
-const GIVE_BACK: u64 = 2;
-
-/// `checkpoint_threshold` while the thread checkpoints: never reached by a commit.
-const OUT_OF_REACH: &str = "1TB";
-
-/// Starts the checkpoint thread for the database file at `path`, which may hold `limit_mib`
-/// MiB of log; with `on_commit`, only sets DuckDB's threshold to that limit and leaves the
-/// checkpoints to commits. An in-memory database has no log: nothing to do.
+/// Sets DuckDB's commit-time threshold to `limit_mib` MiB for the database file at `path` and,
+/// unless `on_commit`, starts the thread that checkpoints it in quiet moments. An in-memory
+/// database has no log: nothing to do.
 pub fn start(
     db: &Arc<Database>,
+    activity: Arc<Activity>,
     path: &str,
     limit_mib: u64,
     on_commit: bool,
@@ -49,94 +44,37 @@ pub fn start(
         return Ok(());
     }
     let conn = db.connect().map_err(std::io::Error::other)?;
-    let mut c = Checkpoints {
-        wal: PathBuf::from(format!("{path}.wal")),
-        limit: limit_mib.max(1) * 1024 * 1024,
-        on_commit: !on_commit,
-    };
-    c.commits_checkpoint(&conn, on_commit);
+    let limit = limit_mib.max(1) * 1024 * 1024;
+    if let Err(e) = conn.exec(&format!("SET GLOBAL checkpoint_threshold = '{limit}B'")) {
+        warn!("could not set checkpoint_threshold: {e}");
+    }
     if on_commit {
         return Ok(());
     }
+    let wal = PathBuf::from(format!("{path}.wal"));
     std::thread::Builder::new()
         .name("duckmv-checkpoint".into())
         .spawn(move || loop {
-            let wait = c.tick(&conn);
-            std::thread::sleep(wait);
+            std::thread::sleep(LOOK);
+            // No log file: nothing written since the last checkpoint.
+            let size = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+            if due(size, limit, activity.quiet_for()) {
+                checkpoint(&conn, size);
+            }
         })?;
     Ok(())
 }
 
-/// The checkpoints of one database file.
-struct Checkpoints {
-    wal: PathBuf,
-    limit: u64,
-    /// Whether commits checkpoint (DuckDB's threshold is the limit) rather than this thread.
-    on_commit: bool,
+/// Whether to checkpoint a log of `size` bytes with `limit` allowed, no session having worked
+/// for `quiet` (None: one is working).
+fn due(size: u64, limit: u64, quiet: Option<Duration>) -> bool {
+    size >= limit / 2 && quiet.is_some_and(|q| q >= QUIET)
 }
 
-/// What one look does, from the log's size.
-#[derive(Debug, PartialEq)]
-enum Step {
-    /// Under the limit: checkpoints are this thread's again, if they were not.
-    Under,
-    Checkpoint,
-}
-
-fn step(size: u64, limit: u64) -> Step {
-    if size < limit {
-        Step::Under
-    } else {
-        Step::Checkpoint
-    }
-}
-
-/// Whether a failed checkpoint hands checkpoints back to commits.
-fn give_back(size: u64, limit: u64, on_commit: bool) -> bool {
-    !on_commit && size >= limit.saturating_mul(GIVE_BACK)
-}
-
-impl Checkpoints {
-    /// One look at the log; returns how long to wait before the next.
-    fn tick(&mut self, conn: &Conn) -> Duration {
-        // No log file: nothing written since the last checkpoint.
-        let size = std::fs::metadata(&self.wal).map(|m| m.len()).unwrap_or(0);
-        match step(size, self.limit) {
-            Step::Under => {
-                if self.on_commit {
-                    self.commits_checkpoint(conn, false);
-                }
-                LOOK
-            }
-            Step::Checkpoint => match conn.exec("CHECKPOINT") {
-                Ok(_) => LOOK,
-                Err(e) => {
-                    debug!("checkpoint at {size} bytes of log: {e}");
-                    if give_back(size, self.limit, self.on_commit) {
-                        warn!(
-                            "the write-ahead log is at {} MiB and writers leave no time to \
-                             checkpoint between them: commits checkpoint again",
-                            size / (1024 * 1024)
-                        );
-                        self.commits_checkpoint(conn, true);
-                    }
-                    RETRY
-                }
-            },
-        }
-    }
-
-    /// Sets DuckDB's commit-time threshold: the limit when `on`, out of reach when not.
-    fn commits_checkpoint(&mut self, conn: &Conn, on: bool) {
-        let value = if on {
-            format!("{}B", self.limit)
-        } else {
-            OUT_OF_REACH.to_string()
-        };
-        match conn.exec(&format!("SET GLOBAL checkpoint_threshold = '{value}'")) {
-            Ok(_) => self.on_commit = on,
-            Err(e) => warn!("could not set checkpoint_threshold to {value}: {e}"),
-        }
+fn checkpoint(conn: &Conn, size: u64) {
+    match conn.exec("CHECKPOINT") {
+        Ok(_) => debug!("checkpointed {size} bytes of log in a quiet moment"),
+        Err(e) => debug!("checkpoint of {size} bytes of log put off: {e}"),
     }
 }
 
@@ -145,16 +83,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn checkpoints_past_the_limit_only() {
-        assert_eq!(step(0, 100), Step::Under);
-        assert_eq!(step(99, 100), Step::Under);
-        assert_eq!(step(100, 100), Step::Checkpoint);
-    }
-
-    #[test]
-    fn hands_back_to_commits_only_far_past_the_limit() {
-        assert!(!give_back(199, 100, false));
-        assert!(give_back(200, 100, false));
-        assert!(!give_back(200, 100, true));
+    fn checkpoints_past_half_the_limit_in_quiet_moments_only() {
+        let quiet = Some(QUIET);
+        assert!(!due(49, 100, quiet));
+        assert!(due(50, 100, quiet));
+        assert!(due(500, 100, quiet));
+        assert!(!due(500, 100, None));
+        assert!(!due(500, 100, Some(QUIET / 2)));
     }
 }

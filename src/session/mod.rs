@@ -8,6 +8,7 @@
 //! back-pressure: the worker waits while the client is slower than DuckDB.
 
 use crate::sqlstate::SqlState;
+mod activity;
 mod capture_lock;
 mod capture_txn;
 pub mod checkpoints;
@@ -108,9 +109,11 @@ impl Session {
             .name("duckmv-session".into())
             .stack_size(SESSION_STACK)
             .spawn(move || {
+                let activity = shared.activity.clone();
                 let mut w = Worker::new(conn, shared, inbox);
                 let mut discarding = false;
                 while let Ok(q) = rx.recv() {
+                    let _busy = activity.busy();
                     run_in_order(&mut w, q, &mut discarding);
                 }
             })

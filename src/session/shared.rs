@@ -36,6 +36,8 @@ pub struct Shared {
     pub notify: Arc<super::notify::Hub>,
     /// What committed refreshes did, until written for `duckmv.views`.
     pub refresh_stats: super::refresh_stats::RefreshStatsStore,
+    /// Whether sessions are at work: background checkpoints wait for a quiet moment.
+    pub activity: Arc<super::activity::Activity>,
 }
 
 impl Shared {
@@ -78,6 +80,7 @@ impl Shared {
             policies: Default::default(),
             refresher: Default::default(),
             notify: Arc::default(),
+            activity: Arc::default(),
             refresh_stats: Default::default(),
         }
     }
