@@ -1,10 +1,10 @@
 //! `duckmv-bench --checkpoints` (issue 16, "checkpoints moved off the refresh path"): where
 //! DuckDB's checkpoints land. The same write-and-refresh cycles (an UPDATE of a slice of a
-//! table, then REFRESH of a grouped view over it) run against a server that checkpoints in the
-//! background and one started with `--commit-checkpoints` (inside the commit that takes the
-//! log past its limit, as DuckDB does), one after the other in one run: once with a pause
-//! between cycles, as interactive clients leave, once without. A statement during which the log
-//! file shrank ran beside (or inside) a checkpoint.
+//! table, then REFRESH of a grouped view over it) run against a server that also checkpoints
+//! in quiet moments and one started with `--commit-checkpoints` (only inside the commit that
+//! takes the log past its limit, as DuckDB does), one after the other in one run: once with a
+//! pause between cycles, as interactive clients leave, once without. A statement during which
+//! the log file shrank ran beside (or inside) a checkpoint.
 
 use std::path::Path;
 use std::time::Duration;
@@ -43,8 +43,8 @@ const WORKLOADS: [Workload; 2] = [
 ];
 
 const MODES: [(&str, &[&str]); 2] = [
-    ("background", &[]),
-    ("inside commits", &["--commit-checkpoints"]),
+    ("quiet moments", &[]),
+    ("commits only", &["--commit-checkpoints"]),
 ];
 
 /// Timings of one workload against one server.
