@@ -30,6 +30,10 @@ const LOOK: Duration = Duration::from_millis(20);
 /// How long no session must have worked before a checkpoint.
 const QUIET: Duration = Duration::from_millis(10);
 
+/// How long to wait after a CHECKPOINT DuckDB refused (a write transaction is open): a client
+/// idle in one would otherwise be answered by a refused CHECKPOINT every look.
+const AFTER_REFUSAL: Duration = Duration::from_millis(200);
+
 /// Sets DuckDB's commit-time threshold to `limit_mib` MiB for the database file at `path` and,
 /// unless `on_commit`, starts the thread that checkpoints it in quiet moments. An in-memory
 /// database has no log: nothing to do.
@@ -54,12 +58,16 @@ pub fn start(
     let wal = PathBuf::from(format!("{path}.wal"));
     std::thread::Builder::new()
         .name("duckmv-checkpoint".into())
-        .spawn(move || loop {
-            std::thread::sleep(LOOK);
-            // No log file: nothing written since the last checkpoint.
-            let size = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
-            if due(size, limit, activity.quiet_for()) {
-                checkpoint(&conn, size);
+        .spawn(move || {
+            let mut wait = LOOK;
+            loop {
+                std::thread::sleep(wait);
+                wait = LOOK;
+                // No log file: nothing written since the last checkpoint.
+                let size = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+                if due(size, limit, activity.quiet_for()) && !checkpoint(&conn, size) {
+                    wait = AFTER_REFUSAL;
+                }
             }
         })?;
     Ok(())
@@ -71,10 +79,17 @@ fn due(size: u64, limit: u64, quiet: Option<Duration>) -> bool {
     size >= limit / 2 && quiet.is_some_and(|q| q >= QUIET)
 }
 
-fn checkpoint(conn: &Conn, size: u64) {
+/// Checkpoints; false when DuckDB refused.
+fn checkpoint(conn: &Conn, size: u64) -> bool {
     match conn.exec("CHECKPOINT") {
-        Ok(_) => debug!("checkpointed {size} bytes of log in a quiet moment"),
-        Err(e) => debug!("checkpoint of {size} bytes of log put off: {e}"),
+        Ok(_) => {
+            debug!("checkpointed {size} bytes of log in a quiet moment");
+            true
+        }
+        Err(e) => {
+            debug!("checkpoint of {size} bytes of log put off: {e}");
+            false
+        }
     }
 }
 

@@ -90,8 +90,8 @@ pub struct Args {
     pub capture: bool,
 
     /// Measure where checkpoints land instead (issue 16): write-and-refresh cycles, with and
-    /// without pauses between them, against a server that checkpoints in the background and
-    /// one that checkpoints inside commits (`--commit-checkpoints`), one after the other.
+    /// without pauses between them, against a server that also checkpoints in quiet moments
+    /// and one that leaves them to commits (`--commit-checkpoints`), one after the other.
     #[arg(long)]
     pub checkpoints: bool,
 
