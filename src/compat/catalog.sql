@@ -594,6 +594,10 @@ CREATE OR REPLACE MACRO duckmv.json_typeof(j) AS CASE json_type(j)
 CREATE OR REPLACE MACRO duckmv.json_object_keys(j) AS unnest(json_keys(j));
 CREATE OR REPLACE MACRO duckmv.array_remove(a, e) AS list_filter(a, lambda x: x IS DISTINCT FROM e);
 CREATE OR REPLACE MACRO duckmv.btrim(s) AS trim(s), (s, c) AS trim(s, c);
+-- initcap: the first letter or digit of each run of letters and digits upper-cased, the rest of
+-- the run lower-cased (DuckDB has no initcap). \pL and \pN: letters and digits of any script.
+CREATE OR REPLACE MACRO duckmv.initcap(s) AS array_to_string(list_transform(
+    regexp_extract_all(s, '[\pL\pN]+|[^\pL\pN]+'), lambda w: upper(w[1]) || lower(w[2:])), '');
 CREATE OR REPLACE MACRO duckmv.txid_current() AS 1::BIGINT;
 CREATE OR REPLACE MACRO duckmv.pg_is_in_recovery() AS false;
 -- information_schema._pg_expandarray(a): PostgreSQL's set-returning function
