@@ -20,7 +20,8 @@ pub struct Config {
 
     /// Write-ahead log size (MiB) at which a commit checkpoints the database; from half of it
     /// the server checkpoints in the background whenever no session is working.
-    #[arg(long, env = "DUCKMV_MAX_WAL_SIZE", default_value_t = 16)]
+    #[arg(long, env = "DUCKMV_MAX_WAL_SIZE", default_value_t = 16,
+          value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub max_wal_size: u64,
 
     /// Leave every checkpoint to the commit that takes the log past --max-wal-size, as DuckDB

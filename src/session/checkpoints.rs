@@ -48,7 +48,7 @@ pub fn start(
         return Ok(());
     }
     let conn = db.connect().map_err(std::io::Error::other)?;
-    let limit = limit_mib.max(1) * 1024 * 1024;
+    let limit = limit_mib.saturating_mul(1024 * 1024);
     if let Err(e) = conn.exec(&format!("SET GLOBAL checkpoint_threshold = '{limit}B'")) {
         warn!("could not set checkpoint_threshold: {e}");
     }
