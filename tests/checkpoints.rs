@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::{assert_oracle, exec, text_rows, TestServer};
@@ -39,6 +39,28 @@ fn start(db: &Path, extra: &[&str]) -> TestServer {
     let mut args = vec!["--max-wal-size", LIMIT, "--superuser", "test"];
     args.extend_from_slice(extra);
     TestServer::start_on_with_args(db, &args)
+}
+
+/// A server on a fresh file, its client, and the table and view every test writes and reads.
+struct Fixture {
+    _dir: tempfile::TempDir,
+    db: PathBuf,
+    server: TestServer,
+    c: tokio_postgres::Client,
+}
+
+async fn fixture(extra: &[&str]) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ck.duckdb");
+    let server = start(&db, extra);
+    let c = server.client().await;
+    setup(&c, &db).await;
+    Fixture {
+        _dir: dir,
+        db,
+        server,
+        c,
+    }
 }
 
 async fn setup(c: &tokio_postgres::Client, db: &Path) {
@@ -79,11 +101,12 @@ async fn fill_past_half(c: &tokio_postgres::Client, db: &Path) -> usize {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_quiet_moment_past_half_the_limit_checkpoints() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("ck.duckdb");
-    let server = start(&db, &[]);
-    let c = server.client().await;
-    setup(&c, &db).await;
+    let Fixture {
+        _dir,
+        db,
+        server,
+        c,
+    } = fixture(&[]).await;
     let updates = fill_past_half(&c, &db).await;
     // Nothing more is written: no commit would checkpoint before the log reached the limit.
     assert!(
@@ -112,11 +135,12 @@ async fn a_quiet_moment_past_half_the_limit_checkpoints() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn no_checkpoint_while_a_session_works() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("ck.duckdb");
-    let server = start(&db, &[]);
-    let c = server.client().await;
-    setup(&c, &db).await;
+    let Fixture {
+        _dir,
+        db,
+        server,
+        c,
+    } = fixture(&[]).await;
     let busy = server.client().await;
     // About 5 s here: longer than filling the log and watching it for a second.
     let long = "SELECT sum(i % 7) FROM range(1000000000) r(i)";
@@ -127,6 +151,10 @@ async fn no_checkpoint_while_a_session_works() {
         "the long statement ended too soon to test anything"
     );
     fill_past_half(&c, &db).await;
+    assert!(
+        !running.is_finished(),
+        "the long statement ended before the log was filled: nothing was tested"
+    );
     let start = Instant::now();
     while !running.is_finished() && start.elapsed() < Duration::from_secs(1) {
         assert!(
@@ -145,13 +173,14 @@ async fn no_checkpoint_while_a_session_works() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn commit_checkpoints_leave_quiet_moments_alone() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("ck.duckdb");
-    let server = start(&db, &["--commit-checkpoints"]);
-    let c = server.client().await;
-    setup(&c, &db).await;
+    let Fixture {
+        _dir,
+        db,
+        server: _server,
+        c,
+    } = fixture(&["--commit-checkpoints"]).await;
     fill_past_half(&c, &db).await;
-    std::thread::sleep(Duration::from_secs(1));
+    tokio::time::sleep(Duration::from_secs(1)).await;
     assert!(
         wal_bytes(&db) >= HALF,
         "checkpointed with --commit-checkpoints"

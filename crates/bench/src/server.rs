@@ -33,6 +33,9 @@ pub fn default_binary() -> Result<PathBuf, BenchError> {
     Ok(exe.with_file_name(format!("duckmv{}", std::env::consts::EXE_SUFFIX)))
 }
 
+/// The database file in the server's temporary directory.
+const DATABASE_FILE: &str = "bench.duckdb";
+
 impl Server {
     pub fn start(binary: &Path) -> Result<Server, BenchError> {
         Self::start_with(binary, &[])
@@ -42,7 +45,7 @@ impl Server {
     pub fn start_with(binary: &Path, extra: &[&str]) -> Result<Server, BenchError> {
         let dir = std::env::temp_dir().join(format!("duckmv-bench-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| BenchError::io("create temp dir", e))?;
-        let db = dir.join("bench.duckdb");
+        let db = dir.join(DATABASE_FILE);
         let mut child = Command::new(binary)
             .arg("--listen")
             .arg("127.0.0.1:0")
@@ -123,7 +126,7 @@ impl Server {
 
     /// The write-ahead log file of the server's database.
     pub fn wal_path(&self) -> PathBuf {
-        self.dir.join("bench.duckdb.wal")
+        self.dir.join(format!("{DATABASE_FILE}.wal"))
     }
 
     pub fn log_tail(&self) -> String {
