@@ -1,6 +1,6 @@
 //! Compiles a fix for a memory-corruption bug in the bundled DuckDB 2.0.0 and links it in place of
 //! the faulty code; and, with the same flags, duckmv's own C++ against DuckDB's internals
-//! (`src/engine/*.cpp`, registered by `engine::native`).
+//! (`src/engine/*.cpp`: the functions `engine::native` registers, and `engine::one_shot`).
 //!
 //! The bug: `RowIdColumnData::Filter` (src/storage/table/row_id_column_data.cpp) hands a table
 //! filter on the `rowid` column the number of *selected* rows as the vector's size, while the
@@ -36,9 +36,10 @@ const FIXED: &str = "ColumnSegment::FilterSelection(sel, result, filter_state, m
 /// The unity file of libduckdb-sys that holds the faulty file, and that file.
 const UNITY: &str = "ub_src_storage_table.cpp";
 const FILE: &str = "src/storage/table/row_id_column_data.cpp";
-/// duckmv's own C++ (see `engine::native`), built with the same flags.
-const NATIVE: [&str; 4] = [
+/// duckmv's own C++ (see `engine::native` and `engine::one_shot`), built with the same flags.
+const NATIVE: [&str; 5] = [
     "src/engine/native.hpp",
+    "src/engine/one_shot.cpp",
     "src/engine/utc_timestamptz.cpp",
     "src/engine/pg_bytea.cpp",
     "src/engine/pg_round.cpp",

@@ -203,7 +203,7 @@ pub enum StatementKind {
 }
 
 impl StatementKind {
-    fn from_raw(t: u32) -> Self {
+    pub(super) fn from_raw(t: u32) -> Self {
         match t {
             1 => Self::Select,
             2 => Self::Insert,
@@ -230,9 +230,12 @@ pub struct Column {
     pub ty: DuckType,
 }
 
-/// A prepared statement with what Describe needs.
+/// A prepared statement with what Describe needs; or a statement only parsed, to run once
+/// (`one_shot`), whose parameters and result columns are known only when it runs.
 pub struct Prepared {
     raw: ffi::duckdb_prepared_statement,
+    /// The parsed statement of a one-shot statement until it runs (then NULL).
+    pub(super) parsed: std::cell::Cell<*mut std::os::raw::c_void>,
     pub kind: StatementKind,
     pub params: Vec<DuckType>,
     pub columns: Vec<Column>,
@@ -241,9 +244,30 @@ pub struct Prepared {
 // SAFETY: owned by the session worker thread with its connection.
 unsafe impl Send for Prepared {}
 
+impl Prepared {
+    /// A statement only parsed (`one_shot`): no parameters, columns known when it runs.
+    pub(super) fn parsed(statement: *mut std::os::raw::c_void, kind: StatementKind) -> Self {
+        Prepared {
+            raw: ptr::null_mut(),
+            parsed: std::cell::Cell::new(statement),
+            kind,
+            params: Vec::new(),
+            columns: Vec::new(),
+        }
+    }
+
+    /// Whether it runs once, as parsed, with its result columns known only then.
+    pub fn runs_once(&self) -> bool {
+        self.raw.is_null()
+    }
+}
+
 impl Drop for Prepared {
     fn drop(&mut self) {
-        unsafe { ffi::duckdb_destroy_prepare(&mut self.raw) };
+        if !self.raw.is_null() {
+            unsafe { ffi::duckdb_destroy_prepare(&mut self.raw) };
+        }
+        super::one_shot::destroy(self);
     }
 }
 
@@ -290,6 +314,7 @@ impl Conn {
             }
             let mut p = Prepared {
                 raw,
+                parsed: std::cell::Cell::new(ptr::null_mut()),
                 kind: StatementKind::from_raw(ffi::duckdb_prepared_statement_type(raw) as u32),
                 params: Vec::new(),
                 columns: Vec::new(),
@@ -334,7 +359,12 @@ impl Conn {
         self.calls.set(self.calls.get() + 1);
         unsafe {
             let mut pending: ffi::duckdb_pending_result = ptr::null_mut();
-            if ffi::duckdb_pending_prepared_streaming(p.raw, &mut pending) != ffi::DuckDBSuccess {
+            let rc = if p.raw.is_null() {
+                super::one_shot::submit(self, p, &mut pending)?
+            } else {
+                ffi::duckdb_pending_prepared_streaming(p.raw, &mut pending)
+            };
+            if rc != ffi::DuckDBSuccess {
                 let msg = borrow_c_string(ffi::duckdb_pending_error(pending))
                     .unwrap_or_else(|| "could not execute statement".into());
                 ffi::duckdb_destroy_pending(&mut pending);
@@ -416,7 +446,9 @@ impl Prepared {
     }
 
     pub fn clear_bindings(&mut self) {
-        unsafe { ffi::duckdb_clear_bindings(self.raw) };
+        if !self.raw.is_null() {
+            unsafe { ffi::duckdb_clear_bindings(self.raw) };
+        }
     }
 }
 

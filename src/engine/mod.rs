@@ -4,6 +4,7 @@
 pub mod duck;
 pub mod error;
 mod native;
+mod one_shot;
 mod spill;
 
 pub use duck::{

@@ -236,11 +236,10 @@ pub fn execute(
                 } else {
                     portal.formats.clone()
                 };
-                let shown: &[crate::engine::Column] = if stmt.no_columns {
-                    &[]
-                } else {
-                    &result.columns
-                };
+                // A statement planned once learns its columns only now.
+                let no_columns = stmt.no_columns || placeholder_only(&result.columns);
+                let shown: &[crate::engine::Column] =
+                    if no_columns { &[] } else { &result.columns };
                 let cols = shown
                     .iter()
                     .enumerate()
@@ -261,7 +260,7 @@ pub fn execute(
                     cols,
                     sent: 0,
                     failed: None,
-                    no_columns: stmt.no_columns,
+                    no_columns,
                 }));
             }
         }
@@ -295,6 +294,11 @@ pub fn execute(
         PortalState::New => unreachable!(),
     }
     Ok(())
+}
+
+/// Whether `cols` is the placeholder column of an empty select list (`SELECT FROM t`).
+fn placeholder_only(cols: &[crate::engine::Column]) -> bool {
+    matches!(cols, [only] if only.name == crate::compat::NO_COLUMNS)
 }
 
 /// Runs a rewrite's statements in order: the changed-row count for the tag, and the rows of

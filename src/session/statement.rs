@@ -175,12 +175,51 @@ fn write_targets(s: &Lexed, cmd: &Command) -> Vec<String> {
     .collect()
 }
 
+/// Makes a statement of the extended protocol ready: prepared by DuckDB, which gives its
+/// parameter and result types before it runs.
 pub fn prepare(
     ctx: &Context,
     tx: &mut Tx,
     lexed: Lexed,
     cmd: Command,
     client_oids: Vec<u32>,
+) -> Result<Statement, SqlError> {
+    make_ready(ctx, tx, lexed, cmd, client_oids, false)
+}
+
+/// Makes a statement of the simple protocol ready. It runs once, and its result columns are
+/// sent when it runs: a query or a write is only parsed here, and planned when it runs (DuckDB
+/// plans a prepared statement that reads a table again when it is executed, so preparing it
+/// first would plan it twice).
+pub fn prepare_once(
+    ctx: &Context,
+    tx: &mut Tx,
+    lexed: Lexed,
+    cmd: Command,
+) -> Result<Statement, SqlError> {
+    make_ready(ctx, tx, lexed, cmd, Vec::new(), true)
+}
+
+/// Statement kinds run as parsed: those whose parsed kind is the kind DuckDB prepares (the
+/// guard reads it), and that the server answers the same way either way. Others (PRAGMA, which
+/// DuckDB expands into other statements; SET, which the guard may scope; DDL) are prepared.
+fn planned_once(kind: StatementKind) -> bool {
+    matches!(
+        kind,
+        StatementKind::Select
+            | StatementKind::Insert
+            | StatementKind::Update
+            | StatementKind::Delete
+    )
+}
+
+fn make_ready(
+    ctx: &Context,
+    tx: &mut Tx,
+    lexed: Lexed,
+    cmd: Command,
+    client_oids: Vec<u32>,
+    once: bool,
 ) -> Result<Statement, SqlError> {
     let duck = matches!(
         cmd,
@@ -301,7 +340,10 @@ pub fn prepare(
     } else {
         base
     };
-    let mut p = ctx.conn.prepare(duck.text())?;
+    let mut p = match once.then(|| ctx.conn.parse_once(duck.text())).flatten() {
+        Some(p) if planned_once(p.kind) => p,
+        _ => ctx.conn.prepare(duck.text())?,
+    };
     // What DuckDB prepared decides what the client may run (see guard.rs).
     if let Some(scoped) = ctx.guard(text, p.kind)? {
         p = ctx.conn.prepare(&scoped)?;

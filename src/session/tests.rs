@@ -144,3 +144,39 @@ fn only_a_rollback_of_catalog_changes_reads_the_catalog_again() {
     let rs = simple(&a, "INSERT INTO t VALUES (3); REFRESH MATERIALIZED VIEW v");
     assert!(error_codes(&rs).is_empty(), "{rs:?}");
 }
+
+/// How many statements DuckDB was handed (prepared or run) for `sql` sent as a simple query,
+/// with its replies.
+fn duckdb_calls(s: &Session, sql: &'static str) -> (u64, Vec<Reply>) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let rs = replies(s.run(Ends::Ready, move |w, out| {
+        let before = w.duckdb_calls();
+        w.simple_query(sql, out);
+        let _ = tx.send(w.duckdb_calls() - before);
+    }));
+    (rx.recv().unwrap(), rs)
+}
+
+#[test]
+fn a_simple_query_is_planned_once() {
+    let shared = shared();
+    let a = Session::start(shared).unwrap();
+    let setup = simple(&a, "CREATE TABLE t AS SELECT range AS k FROM range(10)");
+    assert!(error_codes(&setup).is_empty(), "{setup:?}");
+    // Prepared, then executed, DuckDB would plan it twice (it binds a prepared statement that
+    // reads a table again when it runs).
+    let (calls, rs) = duckdb_calls(&a, "SELECT k FROM t WHERE k > 6");
+    assert!(error_codes(&rs).is_empty(), "{rs:?}");
+    let rows = rs.iter().filter(|r| matches!(r, Reply::Rows(..))).count();
+    assert!(rows > 0, "{rs:?}");
+    assert_eq!(calls, 1, "the query went to DuckDB once");
+    // A write runs in a transaction of its own: BEGIN, the statement, COMMIT.
+    let (calls, rs) = duckdb_calls(&a, "UPDATE t SET k = k + 1 WHERE k < 3");
+    assert!(error_codes(&rs).is_empty(), "{rs:?}");
+    assert_eq!(calls, 3, "BEGIN, the UPDATE once, COMMIT");
+    // An error is reported as before, and the session goes on.
+    let (_, rs) = duckdb_calls(&a, "SELECT no_such_column FROM t");
+    assert_eq!(error_codes(&rs), [SqlState::UNDEFINED_COLUMN]);
+    let (_, rs) = duckdb_calls(&a, "SELECT count(*) FROM t");
+    assert!(error_codes(&rs).is_empty(), "{rs:?}");
+}

@@ -62,6 +62,12 @@ impl Worker {
         self.tx.status()
     }
 
+    /// Statements prepared or run on the session's DuckDB connection so far.
+    #[cfg(test)]
+    pub fn duckdb_calls(&self) -> u64 {
+        self.ctx.conn.calls()
+    }
+
     // ---- simple query -------------------------------------------------
 
     /// Runs a query string: its statements in order, as one implicit
@@ -153,7 +159,7 @@ impl Worker {
         {
             self.tx.begin_implicit(&self.ctx)?;
         }
-        let stmt = statement::prepare(&self.ctx, &mut self.tx, text, cmd, Vec::new())?;
+        let stmt = statement::prepare_once(&self.ctx, &mut self.tx, text, cmd)?;
         if stmt.needs_transaction() && self.tx.state == Txn::Idle {
             self.tx.begin_implicit(&self.ctx)?;
         }

@@ -1,0 +1,67 @@
+// A statement planned once: parsed here, its kind read from the parse, then submitted as parsed.
+//
+// Why: DuckDB 2.0 re-binds a prepared statement at every execution when it reads a table (the
+// optimizer may have folded the table's current state into the plan), so preparing a statement
+// to learn its kind and then executing it plans it twice. A query from the simple protocol runs
+// once: parsed, checked by the server, then submitted as the parsed statement, it is planned
+// once, as `duckdb_query` would plan it.
+//
+// The pending result handed back is the C API's own wrapper, built as
+// `duckdb_pending_prepared_streaming` builds it, so the caller drives and reads it with the C API.
+
+#include "native.hpp"
+#include "duckdb/main/capi/capi_internal.hpp"
+#include "duckdb/main/query_result_stream.hpp"
+#include "duckdb/parser/sql_statement.hpp"
+
+// Parses `query`. When it holds exactly one statement, stores it in `*out_statement` (the caller
+// owns it: submit it or destroy it) and its kind, as the C API numbers statement types, in
+// `*out_type`. Otherwise (none, several, or a parse error) `*out_statement` stays NULL: the caller
+// prepares the text instead, which reports what is wrong as it always has.
+extern "C" void duckmv_parse_one(duckdb_connection connection, const char *query, void **out_statement,
+                                 uint32_t *out_type) {
+	*out_statement = nullptr;
+	try {
+		auto &conn = *reinterpret_cast<duckdb::Connection *>(connection);
+		auto statements = conn.ExtractStatements(query);
+		if (statements.size() != 1) {
+			return;
+		}
+		*out_type = static_cast<uint32_t>(duckdb::StatementTypeToC(statements[0]->type));
+		*out_statement = statements[0].release();
+	} catch (...) {
+		*out_statement = nullptr;
+	}
+}
+
+// Destroys a statement `duckmv_parse_one` returned and nobody submitted.
+extern "C" void duckmv_destroy_parsed(void *statement) {
+	delete static_cast<duckdb::SQLStatement *>(statement);
+}
+
+// Submits a statement `duckmv_parse_one` returned (taking it over) and stores the pending result in
+// `*out_result`, to be destroyed with duckdb_destroy_pending whatever this returns. Streams the
+// result where DuckDB would for a prepared statement executed with
+// duckdb_pending_prepared_streaming. Returns DuckDBError when the statement failed to plan or start
+// (duckdb_pending_error has the message).
+extern "C" duckdb_state duckmv_submit_parsed(duckdb_connection connection, void *statement,
+                                            duckdb_pending_result *out_result) {
+	duckdb::unique_ptr<duckdb::SQLStatement> owned(static_cast<duckdb::SQLStatement *>(statement));
+	auto result = new duckdb::PendingStatementWrapper();
+	result->allow_streaming = false;
+	try {
+		auto &conn = *reinterpret_cast<duckdb::Connection *>(connection);
+		auto type = owned->type;
+		result->statement = conn.Submit(std::move(owned));
+		result->allow_streaming = duckdb::StreamsByDefault(type, *result->statement);
+		if (!result->allow_streaming) {
+			result->statement->Materialize();
+		}
+	} catch (std::exception &ex) {
+		result->statement = duckdb::make_uniq<duckdb::QueryResult>(duckdb::ErrorData(ex));
+	} catch (...) {
+		result->statement = duckdb::make_uniq<duckdb::QueryResult>(duckdb::ErrorData("unknown error"));
+	}
+	*out_result = reinterpret_cast<duckdb_pending_result>(result);
+	return result->statement->HasError() ? DuckDBError : DuckDBSuccess;
+}
