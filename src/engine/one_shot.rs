@@ -69,3 +69,55 @@ pub(super) fn destroy(p: &Prepared) {
         unsafe { duckmv_destroy_parsed(statement) };
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Database;
+
+    fn conn() -> Conn {
+        let db = Database::open(":memory:").unwrap();
+        let c = db.connect().unwrap();
+        c.exec("CREATE TABLE t AS SELECT range AS k FROM range(5000)")
+            .unwrap();
+        c
+    }
+
+    fn rows(c: &Conn, p: &Prepared) -> usize {
+        let mut r = c.execute(p).unwrap();
+        let mut n = 0;
+        while let Some(b) = r.next_batch().unwrap() {
+            n += b.num_rows();
+        }
+        n
+    }
+
+    #[test]
+    fn a_parsed_statement_runs_once_with_its_kind() {
+        let c = conn();
+        let p = c.parse_once("SELECT k FROM t WHERE k % 2 = 0").unwrap();
+        assert_eq!(p.kind, StatementKind::Select);
+        assert!(p.runs_once());
+        // Streams past one chunk (2,500 rows), as a prepared statement's result does.
+        assert_eq!(rows(&c, &p), 2500);
+        let again = c.execute(&p).err().expect("a second run fails");
+        assert!(again.message.contains("ran twice"), "{}", again.message);
+        let u = c.parse_once("UPDATE t SET k = k + 1 WHERE k < 10").unwrap();
+        assert_eq!(u.kind, StatementKind::Update);
+        assert_eq!(c.execute(&u).unwrap().drain_changed_rows().unwrap(), 10);
+    }
+
+    #[test]
+    fn what_is_not_one_statement_is_left_to_prepare() {
+        let c = conn();
+        assert!(c.parse_once("SELECT 1; SELECT 2").is_none());
+        assert!(c.parse_once("SELEC 1").is_none());
+        assert!(c.parse_once("").is_none());
+        // Dropped without running: freed, and the connection goes on.
+        drop(c.parse_once("SELECT k FROM t").unwrap());
+        let p = c.parse_once("SELECT no_such FROM t").unwrap();
+        let e = c.execute(&p).err().expect("a binder error");
+        assert!(e.message.contains("no_such"), "{}", e.message);
+        assert_eq!(rows(&c, &c.parse_once("SELECT 1").unwrap()), 1);
+    }
+}
