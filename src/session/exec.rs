@@ -236,8 +236,8 @@ pub fn execute(
                 } else {
                     portal.formats.clone()
                 };
-                // A statement planned once learns its columns only now.
-                let no_columns = stmt.no_columns || placeholder_only(&result.columns);
+                // From the result: a statement planned once learns its columns only now.
+                let no_columns = super::statement::placeholder_only(&result.columns);
                 let shown: &[crate::engine::Column] =
                     if no_columns { &[] } else { &result.columns };
                 let cols = shown
@@ -294,11 +294,6 @@ pub fn execute(
         PortalState::New => unreachable!(),
     }
     Ok(())
-}
-
-/// Whether `cols` is the placeholder column of an empty select list (`SELECT FROM t`).
-fn placeholder_only(cols: &[crate::engine::Column]) -> bool {
-    matches!(cols, [only] if only.name == crate::compat::NO_COLUMNS)
 }
 
 /// Runs a rewrite's statements in order: the changed-row count for the tag, and the rows of

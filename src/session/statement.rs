@@ -213,6 +213,24 @@ fn planned_once(kind: StatementKind) -> bool {
     )
 }
 
+/// Whether `s` may be one of those kinds, from its first word: what cannot be is prepared
+/// without parsing it first (a CREATE TABLE … AS of a long query would be parsed twice). The
+/// parsed kind still decides.
+fn may_plan_once(s: &Lexed) -> bool {
+    matches!(
+        s.first_word(),
+        None | Some(
+            "SELECT" | "WITH" | "FROM" | "VALUES" | "TABLE" | "INSERT" | "UPDATE" | "DELETE"
+        )
+    )
+}
+
+/// Whether `cols` is the placeholder column DuckDB is given for an empty select list
+/// (`SELECT FROM t`): the rows are sent without columns.
+pub fn placeholder_only(cols: &[Column]) -> bool {
+    matches!(cols, [only] if only.name == crate::compat::NO_COLUMNS)
+}
+
 fn make_ready(
     ctx: &Context,
     tx: &mut Tx,
@@ -340,6 +358,7 @@ fn make_ready(
     } else {
         base
     };
+    let once = once && may_plan_once(duck);
     let mut p = match once.then(|| ctx.conn.parse_once(duck.text())).flatten() {
         Some(p) if planned_once(p.kind) => p,
         _ => ctx.conn.prepare(duck.text())?,
@@ -371,11 +390,9 @@ fn make_ready(
         }
     }
     st.columns = p.columns.clone();
-    if let [only] = st.columns.as_slice() {
-        if only.name == crate::compat::NO_COLUMNS {
-            st.columns.clear();
-            st.no_columns = true;
-        }
+    if placeholder_only(&st.columns) {
+        st.columns.clear();
+        st.no_columns = true;
     }
     if !st.params.is_empty() && p.kind == StatementKind::Select && unresolved(&st.columns) {
         if let Some(cols) = describe_with_nulls(ctx, duck, &st.params) {
