@@ -35,6 +35,8 @@ pub const CATALOG: &str = "duckmv_catalog";
 /// An open DuckDB database. Connections keep it alive.
 pub struct Database {
     raw: ffi::duckdb_database,
+    /// The parse of every statement run again and again (`repeated`), for all connections.
+    pub(super) repeated: super::repeated::Repeated,
 }
 
 // SAFETY: a duckdb_database is internally synchronised; DuckDB documents it as
@@ -95,7 +97,10 @@ impl Database {
                 let msg = take_c_string(err).unwrap_or_else(|| "could not open database".into());
                 return Err(EngineError::new(msg, 0));
             }
-            Ok(Arc::new(Database { raw: db }))
+            Ok(Arc::new(Database {
+                raw: db,
+                repeated: Default::default(),
+            }))
         }
     }
 
@@ -260,6 +265,11 @@ impl Prepared {
     pub fn runs_once(&self) -> bool {
         self.raw.is_null()
     }
+
+    /// The parsed statement of a one-shot statement, for the caller to own (NULL afterwards).
+    pub(super) fn into_parsed(self) -> *mut std::os::raw::c_void {
+        self.parsed.replace(ptr::null_mut())
+    }
 }
 
 impl Drop for Prepared {
@@ -293,6 +303,14 @@ impl Conn {
     /// How many statements were prepared or run on this connection.
     pub fn calls(&self) -> u64 {
         self.calls.get()
+    }
+
+    pub(super) fn count_call(&self) {
+        self.calls.set(self.calls.get() + 1);
+    }
+
+    pub(super) fn database(&self) -> &Database {
+        &self.db
     }
 
     pub fn prepare(&self, sql: &str) -> Result<Prepared, EngineError> {
@@ -364,24 +382,36 @@ impl Conn {
             } else {
                 ffi::duckdb_pending_prepared_streaming(p.raw, &mut pending)
             };
-            if rc != ffi::DuckDBSuccess {
-                let msg = borrow_c_string(ffi::duckdb_pending_error(pending))
-                    .unwrap_or_else(|| "could not execute statement".into());
-                ffi::duckdb_destroy_pending(&mut pending);
-                return Err(EngineError::new(msg, 0));
-            }
-            let mut result: ffi::duckdb_result = std::mem::zeroed();
-            let rc = ffi::duckdb_execute_pending(pending, &mut result);
-            ffi::duckdb_destroy_pending(&mut pending);
-            if rc != ffi::DuckDBSuccess {
-                let msg = borrow_c_string(ffi::duckdb_result_error(&mut result))
-                    .unwrap_or_else(|| "statement failed".into());
-                let kind = ffi::duckdb_result_error_type(&mut result) as u32;
-                ffi::duckdb_destroy_result(&mut result);
-                return Err(EngineError::new(msg, kind));
-            }
-            QueryResult::new(result)
+            Self::run_pending(rc, pending)
         }
+    }
+
+    /// Runs a submitted statement to its result, destroying `pending`; `rc` is what submitting
+    /// it returned.
+    ///
+    /// # Safety
+    /// `pending` comes from a submission on this connection and is not used afterwards.
+    pub(super) unsafe fn run_pending(
+        rc: ffi::duckdb_state,
+        mut pending: ffi::duckdb_pending_result,
+    ) -> Result<QueryResult, EngineError> {
+        if rc != ffi::DuckDBSuccess {
+            let msg = borrow_c_string(ffi::duckdb_pending_error(pending))
+                .unwrap_or_else(|| "could not execute statement".into());
+            ffi::duckdb_destroy_pending(&mut pending);
+            return Err(EngineError::new(msg, 0));
+        }
+        let mut result: ffi::duckdb_result = std::mem::zeroed();
+        let rc = ffi::duckdb_execute_pending(pending, &mut result);
+        ffi::duckdb_destroy_pending(&mut pending);
+        if rc != ffi::DuckDBSuccess {
+            let msg = borrow_c_string(ffi::duckdb_result_error(&mut result))
+                .unwrap_or_else(|| "statement failed".into());
+            let kind = ffi::duckdb_result_error_type(&mut result) as u32;
+            ffi::duckdb_destroy_result(&mut result);
+            return Err(EngineError::new(msg, kind));
+        }
+        QueryResult::new(result)
     }
 
     /// Prepares and runs `sql` without parameters.

@@ -5,6 +5,7 @@ pub mod duck;
 pub mod error;
 mod native;
 mod one_shot;
+mod repeated;
 mod spill;
 
 pub use duck::{

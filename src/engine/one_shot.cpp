@@ -6,6 +6,10 @@
 // once: parsed, checked by the server, then submitted as the parsed statement, it is planned
 // once, as `duckdb_query` would plan it.
 //
+// A statement run again and again (a refresh's) is kept parsed by the server and submitted as a
+// copy with its parameter values, planned once per run: a prepared statement is planned when
+// prepared and again at each run, since it reads tables.
+//
 // The pending result handed back is the C API's own wrapper, built as
 // `duckdb_pending_prepared_streaming` builds it, so the caller drives and reads it with the C API.
 
@@ -39,12 +43,23 @@ extern "C" void duckmv_destroy_parsed(void *statement) {
 	delete static_cast<duckdb::SQLStatement *>(statement);
 }
 
-// Submits a statement `duckmv_parse_one` returned (taking it over) and stores the pending result in
+// A deep copy of a parsed statement (the caller owns it), or NULL when copying failed.
+extern "C" void *duckmv_copy_parsed(const void *statement) {
+	try {
+		return static_cast<const duckdb::SQLStatement *>(statement)->Copy().release();
+	} catch (...) {
+		return nullptr;
+	}
+}
+
+// Submits a statement `duckmv_parse_one` or `duckmv_copy_parsed` returned (taking it over), with
+// `n_values` VARCHAR values for its parameters `$1`, `$2`, …, and stores the pending result in
 // `*out_result`, to be destroyed with duckdb_destroy_pending whatever this returns. Streams the
 // result where DuckDB would for a prepared statement executed with
 // duckdb_pending_prepared_streaming. Returns DuckDBError when the statement failed to plan or start
 // (duckdb_pending_error has the message).
 extern "C" duckdb_state duckmv_submit_parsed(duckdb_connection connection, void *statement,
+                                            const char *const *values, uint64_t n_values,
                                             duckdb_pending_result *out_result) {
 	duckdb::unique_ptr<duckdb::SQLStatement> owned(static_cast<duckdb::SQLStatement *>(statement));
 	auto result = new duckdb::PendingStatementWrapper();
@@ -52,7 +67,15 @@ extern "C" duckdb_state duckmv_submit_parsed(duckdb_connection connection, void 
 	try {
 		auto &conn = *reinterpret_cast<duckdb::Connection *>(connection);
 		auto type = owned->type;
-		result->statement = conn.Submit(std::move(owned));
+		if (n_values == 0) {
+			result->statement = conn.Submit(std::move(owned));
+		} else {
+			duckdb::vector<duckdb::Value> params;
+			for (uint64_t i = 0; i < n_values; i++) {
+				params.emplace_back(duckdb::Value(values[i]));
+			}
+			result->statement = conn.Submit(std::move(owned), params);
+		}
 		result->allow_streaming = duckdb::StreamsByDefault(type, *result->statement);
 		if (!result->allow_streaming) {
 			result->statement->Materialize();

@@ -19,10 +19,13 @@ extern "C" {
         out_statement: *mut *mut c_void,
         out_type: *mut u32,
     );
-    fn duckmv_destroy_parsed(statement: *mut c_void);
-    fn duckmv_submit_parsed(
+    pub(super) fn duckmv_destroy_parsed(statement: *mut c_void);
+    pub(super) fn duckmv_copy_parsed(statement: *const c_void) -> *mut c_void;
+    pub(super) fn duckmv_submit_parsed(
         connection: ffi::duckdb_connection,
         statement: *mut c_void,
+        values: *const *const c_char,
+        n_values: u64,
         out_result: *mut ffi::duckdb_pending_result,
     ) -> ffi::duckdb_state;
 }
@@ -58,7 +61,13 @@ pub(super) unsafe fn submit(
     if statement.is_null() {
         return Err(EngineError::internal("a statement planned once ran twice"));
     }
-    Ok(duckmv_submit_parsed(conn.raw(), statement, pending))
+    Ok(duckmv_submit_parsed(
+        conn.raw(),
+        statement,
+        ptr::null(),
+        0,
+        pending,
+    ))
 }
 
 /// Frees `p`'s parsed statement when it never ran.

@@ -5,7 +5,6 @@
 
 use std::sync::Arc;
 
-use super::ivm_sql::HotStatements;
 use super::shared::Shared;
 use crate::engine::Conn;
 
@@ -13,8 +12,6 @@ use crate::engine::Conn;
 pub type NoteSender = tokio::sync::mpsc::UnboundedSender<super::notify::Notification>;
 
 pub struct Context {
-    /// Prepared REFRESH statements; declared before `conn` so they are dropped first.
-    pub hot: HotStatements,
     pub conn: Conn,
     pub shared: Arc<Shared>,
     pub settings: crate::compat::Settings,
@@ -35,7 +32,6 @@ impl Context {
         let notify = super::notify::Listener::new(shared.notify.clone(), inbox);
         Context {
             notify,
-            hot: Default::default(),
             conn,
             shared,
             settings: Default::default(),

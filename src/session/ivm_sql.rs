@@ -1,17 +1,14 @@
 //! How the IVM engine runs SQL on a session's connection (its `Sql` trait). `ConnSql` runs each
-//! statement as it comes. `HotSql`, used by REFRESH, keeps the statements a refresh repeats
-//! prepared on the session's connection, which saves parsing them again (DuckDB 2.0's parser
-//! takes 1–1.5 ms over a refresh's MERGE). It does not save planning: DuckDB 2.0 binds and
-//! optimizes a prepared statement again at every execution when it reads a table (its
-//! optimizer marks such plans as holding the database's state), and a refresh's statements all
-//! do. Planning a TPC-H view's MERGE costs 5–14 ms at SF 1 (README, Benchmark).
+//! statement as it comes. `HotSql`, used by REFRESH, runs the statements a refresh repeats from
+//! parses the server keeps for every session, which saves parsing them again (DuckDB 2.0's
+//! parser takes 1–1.5 ms over a refresh's MERGE). It does not save planning: DuckDB 2.0 binds
+//! and optimizes a statement that reads a table at every execution, prepared or not, and a
+//! refresh's statements all do. Planning a TPC-H view's MERGE costs 5–14 ms at SF 1 (README,
+//! Benchmark).
 
-use std::collections::HashMap;
-
-use crate::engine::{Conn, Prepared, QueryResult};
+use crate::engine::{Conn, QueryResult};
 use crate::ivm;
 use crate::sqlstate::SqlState;
-use crate::types::ParamValue;
 use duckdb::arrow::util::display::array_value_to_string;
 
 /// The IVM engine's view of a session connection.
@@ -73,46 +70,19 @@ pub fn collect_rows(
     Ok(rows)
 }
 
-/// A session's prepared refresh statements, by SQL text.
-#[derive(Default)]
-pub struct HotStatements {
-    prepared: HashMap<String, Prepared>,
-}
-
-/// More distinct statements than this (views dropped and created over a long session) and the
-/// cache starts again from empty.
-const MAX_STATEMENTS: usize = 512;
-
+/// The IVM engine's view of a session connection for REFRESH: statements a refresh repeats run
+/// through the server's kept parses (`Conn::run_repeated`).
 pub struct HotSql<'a> {
     conn: &'a Conn,
-    hot: &'a mut HotStatements,
 }
 
 impl<'a> HotSql<'a> {
-    pub fn new(conn: &'a Conn, hot: &'a mut HotStatements) -> Self {
-        HotSql { conn, hot }
+    pub fn new(conn: &'a Conn) -> Self {
+        HotSql { conn }
     }
 
     fn run(&mut self, sql: &str, params: &[String]) -> Result<QueryResult, ivm::DbError> {
-        if !self.hot.prepared.contains_key(sql) {
-            if self.hot.prepared.len() >= MAX_STATEMENTS {
-                self.hot.prepared.clear();
-            }
-            let p = self.conn.prepare(sql).map_err(db_error)?;
-            self.hot.prepared.insert(sql.to_string(), p);
-        }
-        let p = self.hot.prepared.get_mut(sql).unwrap();
-        p.clear_bindings();
-        for (i, v) in params.iter().enumerate() {
-            p.bind(i + 1, &ParamValue::Text(v.clone()))
-                .map_err(db_error)?;
-        }
-        let r = self.conn.execute(p);
-        if r.is_err() {
-            // Whatever went wrong (a dropped table), the next refresh prepares afresh.
-            self.hot.prepared.remove(sql);
-        }
-        r.map_err(db_error)
+        self.conn.run_repeated(sql, params).map_err(db_error)
     }
 }
 

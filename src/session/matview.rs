@@ -124,7 +124,7 @@ pub fn run_command(
         }
         Command::ExplainRefresh { name } => {
             let mode = refresh_mode(ctx)?;
-            let mut db = HotSql::new(&ctx.conn, &mut ctx.hot);
+            let mut db = HotSql::new(&ctx.conn);
             let lines =
                 ivm::explain_refresh(&mut db, Some(&ctx.shared.views), &display(name), mode)
                     .map_err(ivm_err)?;
@@ -199,7 +199,7 @@ pub fn refresh(
     let lock = ctx.shared.refresh_lock(name);
     let mut o = {
         let _guard = lock.lock();
-        let mut db = HotSql::new(&ctx.conn, &mut ctx.hot);
+        let mut db = HotSql::new(&ctx.conn);
         match ivm::refresh_view_cached(&mut db, &ctx.shared.views, name, with_data, mode) {
             Err(ivm::IvmError::NoSuchView(_)) if missing == IfMissing::Skip => return Ok(None),
             r => r.map_err(ivm_err)?,

@@ -182,3 +182,49 @@ fn a_simple_query_is_planned_once() {
     let (_, rs) = duckdb_calls(&a, "SELECT count(*) FROM t");
     assert!(error_codes(&rs).is_empty(), "{rs:?}");
 }
+
+/// A new session's first refresh hands DuckDB no more statements than its later ones: the
+/// statements a refresh repeats are parsed once for the server and planned once per run (kept
+/// prepared per session, each was prepared and then run, planned twice, in every new session).
+#[test]
+fn a_new_sessions_first_refresh_plans_each_statement_once() {
+    let shared = shared();
+    let a = Session::start(shared.clone()).unwrap();
+    let setup = simple(
+        &a,
+        "CREATE TABLE t (g INT, x INT); INSERT INTO t VALUES (1, 1), (2, 2); \
+         CREATE MATERIALIZED VIEW v AS SELECT g, sum(x) AS s FROM t GROUP BY g; \
+         INSERT INTO t VALUES (1, 5); REFRESH MATERIALIZED VIEW v",
+    );
+    assert!(error_codes(&setup).is_empty(), "{setup:?}");
+    let b = Session::start(shared).unwrap();
+    let mut calls = Vec::new();
+    for _ in 0..2 {
+        assert!(error_codes(&simple(&b, "INSERT INTO t VALUES (2, 7)")).is_empty());
+        let (n, rs) = duckdb_calls(&b, "REFRESH MATERIALIZED VIEW v");
+        assert!(error_codes(&rs).is_empty(), "{rs:?}");
+        calls.push(n);
+    }
+    assert_eq!(calls[0], calls[1], "first and second refresh in session b");
+    let (_, rs) = duckdb_calls(
+        &b,
+        "SELECT count(*) FROM ((FROM v EXCEPT ALL SELECT g, sum(x) FROM t GROUP BY g) \
+         UNION ALL (SELECT g, sum(x) FROM t GROUP BY g EXCEPT ALL FROM v))",
+    );
+    assert!(error_codes(&rs).is_empty(), "{rs:?}");
+    assert_eq!(first_value(&rs), "0", "the view equals its query");
+}
+
+/// The first column of the first row of a reply, as text.
+fn first_value(rs: &[Reply]) -> String {
+    let row = rs
+        .iter()
+        .find_map(|r| match r {
+            Reply::Rows(rows, _) => rows.first(),
+            _ => None,
+        })
+        .expect("a row");
+    // Each field's length (4 bytes), then its bytes.
+    let len = i32::from_be_bytes(row[..4].try_into().unwrap()) as usize;
+    String::from_utf8(row[4..4 + len].to_vec()).unwrap()
+}
