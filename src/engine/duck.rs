@@ -241,6 +241,8 @@ pub struct Prepared {
     raw: ffi::duckdb_prepared_statement,
     /// The parsed statement of a one-shot statement until it runs (then NULL).
     pub(super) parsed: std::cell::Cell<*mut std::os::raw::c_void>,
+    /// The parsed statement is kept and a copy submitted at each run (`Conn::parse_described`).
+    pub(super) reusable: bool,
     pub kind: StatementKind,
     pub params: Vec<DuckType>,
     pub columns: Vec<Column>,
@@ -255,6 +257,7 @@ impl Prepared {
         Prepared {
             raw: ptr::null_mut(),
             parsed: std::cell::Cell::new(statement),
+            reusable: false,
             kind,
             params: Vec::new(),
             columns: Vec::new(),
@@ -263,7 +266,7 @@ impl Prepared {
 
     /// Whether it runs once, as parsed, with its result columns known only then.
     pub fn runs_once(&self) -> bool {
-        self.raw.is_null()
+        self.raw.is_null() && !self.reusable
     }
 
     /// The parsed statement of a one-shot statement, for the caller to own (NULL afterwards).
@@ -333,21 +336,15 @@ impl Conn {
             let mut p = Prepared {
                 raw,
                 parsed: std::cell::Cell::new(ptr::null_mut()),
+                reusable: false,
                 kind: StatementKind::from_raw(ffi::duckdb_prepared_statement_type(raw) as u32),
                 params: Vec::new(),
                 columns: Vec::new(),
             };
             let n = ffi::duckdb_nparams(raw);
             for i in 1..=n {
-                let mut lt = ffi::duckdb_param_logical_type(raw, i);
-                let ty = if lt.is_null() {
-                    DuckType::Null
-                } else {
-                    let t = logical_to_duck(lt);
-                    ffi::duckdb_destroy_logical_type(&mut lt);
-                    t
-                };
-                p.params.push(ty);
+                p.params
+                    .push(logical_type(ffi::duckdb_param_logical_type(raw, i)));
             }
             let ncols = ffi::duckdb_prepared_statement_column_count(raw);
             for i in 0..ncols {
@@ -357,14 +354,7 @@ impl Conn {
                     ffi::duckdb_prepared_statement_column_name(raw, i) as *mut c_char
                 )
                 .unwrap_or_default();
-                let mut lt = ffi::duckdb_prepared_statement_column_logical_type(raw, i);
-                let ty = if lt.is_null() {
-                    DuckType::Null
-                } else {
-                    let t = logical_to_duck(lt);
-                    ffi::duckdb_destroy_logical_type(&mut lt);
-                    t
-                };
+                let ty = logical_type(ffi::duckdb_prepared_statement_column_logical_type(raw, i));
                 p.columns.push(Column { name, ty });
             }
             Ok(p)
@@ -453,6 +443,13 @@ impl Prepared {
     /// DuckDB type where one is known, so DuckDB does not re-plan the
     /// statement for another type.
     pub fn bind(&mut self, idx: usize, v: &ParamValue) -> Result<(), EngineError> {
+        if self.raw.is_null() {
+            // Only statements without parameters run as parsed.
+            return Err(EngineError::with_state(
+                format!("could not bind parameter ${idx}: the statement has no parameters"),
+                SqlState::PROTOCOL_VIOLATION,
+            ));
+        }
         let target = self.params.get(idx - 1).cloned().unwrap_or(DuckType::Null);
         unsafe {
             let rc = if let ParamValue::Null = v {
@@ -681,6 +678,19 @@ fn type_id_of(t: &DuckType) -> ffi::duckdb_type {
 }
 
 /// Reads a DuckDB logical type into the server's description of it.
+/// The type `lt` stands for (NULL: unknown), freeing it.
+///
+/// # Safety
+/// `lt` is NULL or a logical type the caller owns.
+pub(super) unsafe fn logical_type(mut lt: ffi::duckdb_logical_type) -> DuckType {
+    if lt.is_null() {
+        return DuckType::Null;
+    }
+    let t = logical_to_duck(lt);
+    ffi::duckdb_destroy_logical_type(&mut lt);
+    t
+}
+
 pub(crate) unsafe fn logical_to_duck(lt: ffi::duckdb_logical_type) -> DuckType {
     unsafe {
         let alias = take_c_string(ffi::duckdb_logical_type_get_alias(lt));

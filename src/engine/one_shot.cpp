@@ -16,6 +16,7 @@
 #include "native.hpp"
 #include "duckdb/main/capi/capi_internal.hpp"
 #include "duckdb/main/query_result_stream.hpp"
+#include "duckdb/main/valid_checker.hpp"
 #include "duckdb/parser/sql_statement.hpp"
 
 // Parses `query`. When it holds exactly one statement, stores it in `*out_statement` (the caller
@@ -23,7 +24,7 @@
 // `*out_type`. Otherwise (none, several, or a parse error) `*out_statement` stays NULL: the caller
 // prepares the text instead, which reports what is wrong as it always has.
 extern "C" void duckmv_parse_one(duckdb_connection connection, const char *query, void **out_statement,
-                                 uint32_t *out_type) {
+                                 uint32_t *out_type, uint64_t *out_params) {
 	*out_statement = nullptr;
 	try {
 		auto &conn = *reinterpret_cast<duckdb::Connection *>(connection);
@@ -32,6 +33,7 @@ extern "C" void duckmv_parse_one(duckdb_connection connection, const char *query
 			return;
 		}
 		*out_type = static_cast<uint32_t>(duckdb::StatementTypeToC(statements[0]->type));
+		*out_params = statements[0]->named_param_map.size();
 		*out_statement = statements[0].release();
 	} catch (...) {
 		*out_statement = nullptr;
@@ -52,14 +54,78 @@ extern "C" void *duckmv_copy_parsed(const void *statement) {
 	}
 }
 
+// What a statement returns, from binding it alone (`duckmv_bind_parsed`).
+struct DuckmvSignature {
+	duckdb::vector<std::string> names;
+	duckdb::vector<duckdb::LogicalType> types;
+};
+
+// Binds a parsed statement (left as it is) in the connection's transaction without optimizing or
+// planning it, for the result columns a Describe announces before it runs: preparing would plan
+// it whole, and DuckDB plans it again when it runs. On success stores the columns in
+// `*out_signature` (free with duckmv_destroy_signature). On failure stores the message, with the
+// statement's position as preparing gives it, in `*out_error` (free with duckdb_free) and leaves
+// the transaction as a failed prepare leaves it (invalidated, where the error's kind does that).
+extern "C" duckdb_state duckmv_bind_parsed(duckdb_connection connection, const void *statement,
+                                          void **out_signature, char **out_error) {
+	*out_signature = nullptr;
+	*out_error = nullptr;
+	auto &conn = *reinterpret_cast<duckdb::Connection *>(connection);
+	auto &parsed = *static_cast<const duckdb::SQLStatement *>(statement);
+	try {
+		auto bound = conn.context->BindStatement(parsed.Copy());
+		auto signature = new DuckmvSignature();
+		for (auto &name : bound.names) {
+			signature->names.push_back(name.GetIdentifierName());
+		}
+		signature->types = std::move(bound.types);
+		*out_signature = signature;
+		return DuckDBSuccess;
+	} catch (std::exception &ex) {
+		duckdb::ErrorData error(ex);
+		auto &context = *conn.context;
+		// As ClientContext::ErrorInvalidatesTransaction decides (private in DuckDB).
+		auto policy = context.transaction.GetInvalidationPolicy();
+		bool invalidates = policy == duckdb::TransactionInvalidationPolicy::STANDARD_POLICY ||
+		                   policy == duckdb::TransactionInvalidationPolicy::ALL_ERRORS_INVALIDATE_TRANSACTION ||
+		                   duckdb::Exception::InvalidatesTransaction(error.Type());
+		if (invalidates && context.HasActiveTransaction()) {
+			duckdb::ValidChecker::Invalidate(context.ActiveTransaction(), error.RawMessage());
+		}
+		error.FinalizeError();
+		error.AddErrorLocation(parsed.query);
+		*out_error = strdup(error.Message().c_str());
+		return DuckDBError;
+	}
+}
+
+extern "C" uint64_t duckmv_signature_columns(const void *signature) {
+	return static_cast<const DuckmvSignature *>(signature)->names.size();
+}
+
+// Column `i`'s name (free with duckdb_free).
+extern "C" char *duckmv_signature_name(const void *signature, uint64_t i) {
+	return strdup(static_cast<const DuckmvSignature *>(signature)->names[i].c_str());
+}
+
+// Column `i`'s type (free with duckdb_destroy_logical_type).
+extern "C" duckdb_logical_type duckmv_signature_type(const void *signature, uint64_t i) {
+	auto &type = static_cast<const DuckmvSignature *>(signature)->types[i];
+	return reinterpret_cast<duckdb_logical_type>(new duckdb::LogicalType(type));
+}
+
+extern "C" void duckmv_destroy_signature(void *signature) {
+	delete static_cast<DuckmvSignature *>(signature);
+}
+
 // Submits a statement `duckmv_parse_one` or `duckmv_copy_parsed` returned (taking it over), with
-// `n_values` VARCHAR values for its parameters `$1`, `$2`, …, and stores the pending result in
+// `n_values` values for its parameters `$1`, `$2`, … (left to the caller), and stores the pending result in
 // `*out_result`, to be destroyed with duckdb_destroy_pending whatever this returns. Streams the
 // result where DuckDB would for a prepared statement executed with
 // duckdb_pending_prepared_streaming. Returns DuckDBError when the statement failed to plan or start
 // (duckdb_pending_error has the message).
 extern "C" duckdb_state duckmv_submit_parsed(duckdb_connection connection, void *statement,
-                                            const char *const *values, uint64_t n_values,
+                                            const duckdb_value *values, uint64_t n_values,
                                             duckdb_pending_result *out_result) {
 	duckdb::unique_ptr<duckdb::SQLStatement> owned(static_cast<duckdb::SQLStatement *>(statement));
 	auto result = new duckdb::PendingStatementWrapper();
@@ -72,7 +138,7 @@ extern "C" duckdb_state duckmv_submit_parsed(duckdb_connection connection, void 
 		} else {
 			duckdb::vector<duckdb::Value> params;
 			for (uint64_t i = 0; i < n_values; i++) {
-				params.emplace_back(duckdb::Value(values[i]));
+				params.push_back(*reinterpret_cast<const duckdb::Value *>(values[i]));
 			}
 			result->statement = conn.Submit(std::move(owned), params);
 		}

@@ -10,7 +10,6 @@
 //! re-plan a prepared statement anyway.
 
 use std::collections::HashMap;
-use std::ffi::CString;
 use std::os::raw::{c_char, c_void};
 use std::ptr;
 
@@ -78,24 +77,27 @@ impl Conn {
         let Some(statement) = self.database().repeated.copy(self, sql) else {
             return self.run_prepared(sql, params);
         };
-        let values: Vec<CString> = params
-            .iter()
-            .map(|v| CString::new(v.as_str()))
-            .collect::<Result<_, _>>()
-            .map_err(|_| EngineError::internal("NUL in a parameter"))?;
-        let ptrs: Vec<*const c_char> = values.iter().map(|v| v.as_ptr()).collect();
         self.count_call();
-        // SAFETY: the copy is ours and taken over by the submission; `values` outlives it (DuckDB
-        // reads them while it plans, inside the call); the pending result goes to run_pending.
+        // SAFETY: the copy is ours and taken over by the submission; the values are ours and
+        // freed after it (DuckDB copies them); the pending result goes to run_pending.
         unsafe {
+            let mut values: Vec<ffi::duckdb_value> = params
+                .iter()
+                .map(|v| {
+                    ffi::duckdb_create_varchar_length(v.as_ptr() as *const c_char, v.len() as u64)
+                })
+                .collect();
             let mut pending: ffi::duckdb_pending_result = ptr::null_mut();
             let rc = duckmv_submit_parsed(
                 self.raw(),
                 statement,
-                ptrs.as_ptr(),
-                ptrs.len() as u64,
+                values.as_ptr(),
+                values.len() as u64,
                 &mut pending,
             );
+            for v in &mut values {
+                ffi::duckdb_destroy_value(v);
+            }
             Self::run_pending(rc, pending)
         }
     }

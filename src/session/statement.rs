@@ -175,8 +175,9 @@ fn write_targets(s: &Lexed, cmd: &Command) -> Vec<String> {
     .collect()
 }
 
-/// Makes a statement of the extended protocol ready: prepared by DuckDB, which gives its
-/// parameter and result types before it runs.
+/// Makes a statement of the extended protocol ready, with its parameter and result types
+/// before it runs: a query or write without parameters is bound by DuckDB and planned only when
+/// it runs; others are prepared.
 pub fn prepare(
     ctx: &Context,
     tx: &mut Tx,
@@ -358,10 +359,22 @@ fn make_ready(
     } else {
         base
     };
-    let once = once && may_plan_once(duck);
-    let mut p = match once.then(|| ctx.conn.parse_once(duck.text())).flatten() {
-        Some(p) if planned_once(p.kind) => p,
-        _ => ctx.conn.prepare(duck.text())?,
+    // A query or write is planned once per run where it can be: run once as parsed (simple
+    // protocol), or bound alone for Describe and submitted as parsed at each Execute.
+    let parsed = if !may_plan_once(duck) {
+        None
+    } else if once {
+        ctx.conn
+            .parse_once(duck.text())
+            .filter(|p| planned_once(p.kind))
+    } else {
+        ctx.conn
+            .parse_described(duck.text(), planned_once)
+            .transpose()?
+    };
+    let mut p = match parsed {
+        Some(p) => p,
+        None => ctx.conn.prepare(duck.text())?,
     };
     // What DuckDB prepared decides what the client may run (see guard.rs).
     if let Some(scoped) = ctx.guard(text, p.kind)? {
