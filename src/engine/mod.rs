@@ -6,9 +6,10 @@ pub mod error;
 mod native;
 mod one_shot;
 mod repeated;
+mod result;
 mod spill;
+mod values;
 
-pub use duck::{
-    Column, Conn, Database, Interrupter, Prepared, QueryResult, StatementKind, CATALOG,
-};
+pub use duck::{Column, Conn, Database, Interrupter, Prepared, StatementKind, CATALOG};
 pub use error::EngineError;
+pub use result::QueryResult;

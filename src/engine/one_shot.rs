@@ -9,8 +9,9 @@ use std::ptr;
 
 use duckdb::ffi;
 
-use super::duck::{logical_type, take_c_string, Column, Conn, Prepared, StatementKind};
+use super::duck::{take_c_string, Column, Conn, Prepared, StatementKind};
 use super::error::EngineError;
+use super::values::logical_type;
 
 extern "C" {
     fn duckmv_parse_one(

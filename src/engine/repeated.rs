@@ -16,9 +16,10 @@ use std::ptr;
 use duckdb::ffi;
 use parking_lot::Mutex;
 
-use super::duck::{Conn, QueryResult};
+use super::duck::Conn;
 use super::error::EngineError;
 use super::one_shot::{duckmv_copy_parsed, duckmv_destroy_parsed, duckmv_submit_parsed};
+use super::result::QueryResult;
 use crate::types::ParamValue;
 
 /// More distinct statements than this (views dropped and created over a long run) and the
