@@ -316,6 +316,11 @@ impl Conn {
         &self.db
     }
 
+    /// A new connection to the same database, with the server's settings, not this session's.
+    pub(super) fn database_defaults(&self) -> Result<Conn, EngineError> {
+        self.db.connect()
+    }
+
     pub fn prepare(&self, sql: &str) -> Result<Prepared, EngineError> {
         self.calls.set(self.calls.get() + 1);
         let c_sql = CString::new(sql).map_err(|_| {

@@ -54,9 +54,12 @@ impl Repeated {
         if let Some(p) = self.parsed.lock().get(sql) {
             return copied(p);
         }
-        // Parsed outside the lock: another session may keep the same text meanwhile, and
+        // Parsed on a connection of the server's defaults, not the session's: DuckDB's parser
+        // reads settings (how `~` and identifiers' case are read), and the parse serves every
+        // session. Outside the lock: another session may keep the same text meanwhile, and
         // either parse does.
-        let parsed = Parsed(conn.parse_once(sql)?.into_parsed());
+        let parser = conn.database_defaults().ok()?;
+        let parsed = Parsed(parser.parse_once(sql)?.into_parsed());
         let mut kept = self.parsed.lock();
         if kept.len() >= MAX_STATEMENTS {
             kept.clear();
@@ -144,6 +147,24 @@ mod tests {
             .drain_changed_rows()
             .unwrap();
         assert_eq!(n, 5);
+    }
+
+    /// The kept parse is made with the server's settings, whatever the session that ran the
+    /// statement first had set: it serves every session.
+    #[test]
+    fn the_parse_is_the_servers_whichever_session_ran_it_first() {
+        let db = Database::open(":memory:").unwrap();
+        let (a, b) = (db.connect().unwrap(), db.connect().unwrap());
+        a.exec("SET preserve_identifier_case = false").unwrap();
+        let own = a.query("SELECT 1 AS MixedCase").unwrap().columns[0]
+            .name
+            .clone();
+        assert_eq!(own, "mixedcase", "the setting is read by the parser");
+        let sql = "SELECT 2 AS MixedCase";
+        for c in [&a, &b] {
+            let r = c.run_repeated(sql, &[]).unwrap();
+            assert_eq!(r.columns[0].name, "MixedCase");
+        }
     }
 
     /// A statement that fails to plan (its table gone) reports DuckDB's error and the connection
