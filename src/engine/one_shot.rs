@@ -1,7 +1,8 @@
-//! Statements planned once (see `one_shot.cpp`): parsed for their kind, then submitted as
-//! parsed. DuckDB 2.0 plans a prepared statement that reads a table again at every execution,
-//! so prepare-then-execute plans such a statement twice; a statement that runs once (a query of
-//! the simple protocol) need not be prepared at all.
+//! Statements planned once per run (see `one_shot.cpp`). DuckDB 2.0 plans a prepared statement
+//! that reads a table again at every execution, so prepare-then-execute plans such a statement
+//! twice. A statement that runs once (a query of the simple protocol) is parsed for its kind and
+//! submitted as parsed; one the extended protocol describes before it runs, without parameters,
+//! is parsed and bound alone (its result columns) and a copy is submitted at each Execute.
 
 use std::ffi::CString;
 use std::os::raw::{c_char, c_void};
@@ -131,7 +132,11 @@ pub(super) unsafe fn submit(
         p.parsed.replace(ptr::null_mut())
     };
     if statement.is_null() {
-        return Err(EngineError::internal("a statement planned once ran twice"));
+        return Err(EngineError::internal(if p.reusable {
+            "could not copy a parsed statement"
+        } else {
+            "a statement planned once ran twice"
+        }));
     }
     Ok(duckmv_submit_parsed(
         conn.raw(),
