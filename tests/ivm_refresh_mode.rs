@@ -184,3 +184,96 @@ async fn a_refresh_is_reported_once_it_commits_and_after_a_restart() {
     assert_eq!(reason_of(&c, "mv").await, "duckmv.refresh_mode = full");
     oracle(&c, "mv", Q).await;
 }
+
+const BIG: &str = "SELECT k, g, v FROM big WHERE v > 0";
+const OVER: &str = "SELECT g, count(*) AS n, sum(v) AS s FROM wide GROUP BY g";
+
+/// The steps `EXPLAIN REFRESH` lists for `view`, one line each.
+async fn explained(c: &Client, view: &str) -> String {
+    let rows = common::text_rows(c, &format!("EXPLAIN REFRESH MATERIALIZED VIEW {view}")).await;
+    rows.iter()
+        .map(|r| r[0].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+async fn stored(c: &Client) -> u64 {
+    text(c, "SELECT count(*) FROM wide")
+        .await
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+async fn rows_changed(c: &Client, view: &str) -> u64 {
+    let sql = format!("SELECT rows_changed FROM duckmv.views WHERE name = '{view}'");
+    text(c, &sql).await.unwrap().parse().unwrap()
+}
+
+// A full refresh that replaces many rows builds the new rows in a table of their own and swaps
+// it in (`EXPLAIN REFRESH` shows which; the first full refresh after a population of 150k rows
+// deletes, having replaced none): a reader's transaction keeps the old rows until it ends,
+// `rows_changed` counts the rows replaced and written, a view over it follows, a second
+// refresh of it at the same time fails with 40001 and leaves nothing behind, and the swapped
+// storage is what a restart after a crash finds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_full_refresh_swaps_in_a_new_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("swap.duckdb");
+    let server = TestServer::start_with(&db);
+    let c = server.client().await;
+    let reader = server.client().await;
+    exec(
+        &c,
+        "CREATE TABLE big AS SELECT i AS k, i % 100 AS g, i % 997 AS v FROM range(150000) r(i)",
+    )
+    .await;
+    exec(&c, &format!("CREATE MATERIALIZED VIEW wide AS {BIG}")).await;
+    exec(&c, &format!("CREATE MATERIALIZED VIEW over AS {OVER}")).await;
+    exec(&c, "SET duckmv.refresh_mode = 'full'").await;
+    let first = explained(&c, "wide").await;
+    assert!(first.contains("empty the storage"), "{first}");
+    exec(&c, "UPDATE big SET v = v + 1 WHERE k < 500").await;
+    let populated = stored(&c).await;
+    exec(&c, "REFRESH MATERIALIZED VIEW wide").await;
+    let stored_then = stored(&c).await;
+    assert_eq!(rows_changed(&c, "wide").await, populated + stored_then);
+    let plan = explained(&c, "wide").await;
+    for step in [
+        "compute the new rows",
+        "drop the old rows",
+        "in the storage's place",
+    ] {
+        assert!(plan.contains(step), "{plan}");
+    }
+    assert!(!plan.contains("empty the storage"), "{plan}");
+
+    exec(&c, "UPDATE big SET v = v + 1 WHERE k < 500").await;
+    exec(&c, "DELETE FROM big WHERE k >= 149000").await;
+    exec(&reader, "BEGIN").await;
+    let before = text(&reader, "SELECT sum(v) FROM wide").await;
+    exec(&c, "REFRESH MATERIALIZED VIEW wide").await;
+    assert_eq!(text(&reader, "SELECT sum(v) FROM wide").await, before);
+    exec(&reader, "COMMIT").await;
+    oracle(&reader, "wide", BIG).await;
+    let now = stored(&c).await;
+    assert_eq!(rows_changed(&c, "wide").await, stored_then + now);
+    exec(&reader, "REFRESH MATERIALIZED VIEW over").await;
+    oracle(&reader, "over", OVER).await;
+
+    exec(&reader, "SET duckmv.refresh_mode = 'full'").await;
+    exec(&c, "BEGIN; REFRESH MATERIALIZED VIEW wide").await;
+    let second = reader.batch_execute("REFRESH MATERIALIZED VIEW wide").await;
+    common::expect_sqlstate(second, "40001");
+    exec(&c, "COMMIT").await;
+    exec(&reader, "UPDATE big SET v = 0 WHERE k < 10").await;
+    exec(&reader, "REFRESH MATERIALIZED VIEW wide").await;
+    drop((c, reader));
+    drop(server); // SIGKILL: no checkpoint at shutdown
+
+    let server = TestServer::start_with(&db);
+    let c = server.client().await;
+    oracle(&c, "wide", BIG).await;
+    exec(&c, "REFRESH MATERIALIZED VIEW over").await;
+    oracle(&c, "over", OVER).await;
+}

@@ -36,6 +36,11 @@ const EXTRAPOLATE: f64 = 10.0;
 /// Below this estimated cost (ms) of both ways, the timings decide nothing.
 const MATTERS_MS: f64 = 30.0;
 
+/// From this many rows changed by a view's last full refresh (the rows it removed and the rows
+/// it wrote, as `rows_changed` counts them) its next one swaps a new table in instead of
+/// deleting every row (`program::recompute`): about where the two cost the same.
+const SWAP_ROWS: u64 = 200_000;
+
 /// One view's refresh timings.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct History {
@@ -43,6 +48,8 @@ pub struct History {
     incremental: VecDeque<(u64, f64)>,
     /// The last full refresh's time (ms).
     full_ms: Option<f64>,
+    /// The rows the last full refresh or population changed.
+    full_rows: u64,
 }
 
 /// What the timings say about a refresh of `pending` rows.
@@ -64,8 +71,16 @@ impl History {
         self.incremental.push_back((pending, ms));
     }
 
-    pub fn note_full(&mut self, ms: f64) {
-        self.full_ms = Some(ms);
+    /// A full refresh that took `ms` (None: a population, whose time is not a refresh's) and
+    /// changed `rows`.
+    pub fn note_full(&mut self, ms: Option<f64>, rows: u64) {
+        self.full_ms = ms.or(self.full_ms);
+        self.full_rows = rows;
+    }
+
+    /// Whether the next full refresh should swap a new table in (see [`SWAP_ROWS`]).
+    pub fn replaces_many(&self) -> bool {
+        self.full_rows >= SWAP_ROWS
     }
 
     /// The estimated incremental time for `pending` rows, with the number of refreshes it
@@ -181,7 +196,7 @@ mod tests {
             h.note_incremental(*p, *t);
         }
         if let Some(f) = full {
-            h.note_full(f);
+            h.note_full(Some(f), 0);
         }
         h
     }

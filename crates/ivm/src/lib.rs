@@ -266,14 +266,7 @@ fn create_storage(db: &mut dyn Sql, plan: &plan::Plan) -> Result<(), IvmError> {
         empty_table(db, plan::win_change(plan, w), &change)?;
     }
     match &plan.body {
-        plan::Body::Full { query } => {
-            let cols = plan::positional(plan.columns.len()).join(", ");
-            empty_table(
-                db,
-                &storage,
-                &format!("SELECT * FROM ({query}) AS _mv_q({cols})"),
-            )?;
-        }
+        plan::Body::Full { .. } => empty_table(db, &storage, &refresh::state_sql(plan))?,
         plan::Body::Bag { .. } => {
             empty_table(db, &storage, &refresh::state_sql(plan))?;
             db.exec(&format!(

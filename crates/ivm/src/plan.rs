@@ -280,6 +280,10 @@ impl Aggregate {
 pub fn storage(id: i64) -> String {
     format!("_duckmv.mv_{id}")
 }
+/// The table a recompute that swaps builds the new contents in (see `program::recompute`).
+pub fn storage_next(id: i64) -> String {
+    format!("_duckmv.mv_{id}_next")
+}
 pub fn work(id: i64) -> String {
     format!("_duckmv.w_{id}")
 }

@@ -16,7 +16,9 @@ use super::plan::{self, Body, Plan};
 use super::{IvmError, Sql};
 
 mod kept;
+mod recompute;
 use kept::{recursion_change, window_change};
+pub use recompute::{recompute, Replace};
 
 /// What one refresh runs, in order.
 #[derive(Debug, PartialEq)]
@@ -36,6 +38,8 @@ pub enum Step {
         counted: bool,
         ends: Vec<usize>,
     },
+    /// A query of one number that adds to the refresh's row count: the rows a swap replaces.
+    Count { what: &'static str, sql: String },
     /// `then` runs only when the query `probe` returns true.
     When {
         what: &'static str,
@@ -66,7 +70,7 @@ pub fn incremental(plan: &Plan, changed: &[bool], lost: bool, downstream: Option
         Body::Bag { rel, distinct } => bag(plan, rel, *distinct, changed, downstream),
         Body::Aggregate(a) => aggregate(plan, a, changed, downstream),
         Body::Windowed(w) => windowed(plan, w, changed, downstream),
-        Body::Full { .. } => return recompute(plan, true, downstream),
+        Body::Full { .. } => return recompute(plan, Replace::Delete, downstream),
     };
     let mut steps = recursion_change(plan, changed, lost);
     let gained = !steps.is_empty();
@@ -345,59 +349,6 @@ fn windowed(
     (steps, true)
 }
 
-/// Recomputes the storage from the definition; downstream views get the old rows with −1 and
-/// the new ones with +1. `populated`: whether there are old rows.
-pub fn recompute(plan: &Plan, populated: bool, downstream: Option<&str>) -> Program {
-    let out = plan::output_view(plan.id);
-    let storage = plan::storage(plan.id);
-    let mut steps = Vec::new();
-    if let (true, Some(d)) = (populated, downstream) {
-        let old = capture::append_sql(d, &format!("SELECT *, -1 FROM {out}"));
-        steps.push(run("feed the old rows downstream", old, false));
-    }
-    if let Some(r) = &plan.recursion {
-        let [empty, fill] = plan::refill_sql(plan, r);
-        steps.push(run("empty the recursive query's rows", empty, false));
-        steps.push(run("compute the recursive query's rows", fill, false));
-    }
-    for w in &plan.windows {
-        let [empty, fill] = plan::window_refill_sql(plan, w);
-        steps.push(run("empty the window query's rows", empty, false));
-        steps.push(run("compute the window query's rows", fill, false));
-    }
-    if let Body::Aggregate(a) = &plan.body {
-        let refill = plan::values_refill_sql(plan, a);
-        steps.extend(
-            refill
-                .into_iter()
-                .map(|sql| run("count the distinct values again", sql, false)),
-        );
-    }
-    steps.push(run(
-        "empty the storage",
-        Stmt::delete_all(Name::of(&storage)),
-        true,
-    ));
-    steps.push(run(
-        "recompute the storage from the definition",
-        format!(
-            "INSERT INTO {} {}",
-            Name::of(&storage),
-            super::refresh::state_sql(plan)
-        ),
-        true,
-    ));
-    steps.push(advance(plan));
-    if let Some(d) = downstream {
-        let new = capture::append_sql(d, &format!("SELECT *, 1 FROM {out}"));
-        steps.push(run("feed the new rows downstream", new, false));
-    }
-    Program {
-        steps,
-        mode: "full",
-    }
-}
-
 /// Moves the view past what it read: to the logs' ends its refresh's probe saw, which are
 /// the ends in this transaction's snapshot (the program writes no log it reads).
 ///
@@ -443,6 +394,11 @@ pub fn execute(
                     rows += n;
                 }
             }
+            Step::Count { sql, .. } => {
+                let r = db.query_hot(sql, &[])?;
+                let n = r.first().and_then(|r| r[0].as_deref()).unwrap_or("0");
+                rows += n.parse::<u64>().unwrap_or(0);
+            }
             Step::When { probe, then, .. } => {
                 let r = db.query_hot(probe, &[])?;
                 if r.first().and_then(|r| r[0].as_deref()) == Some("true") {
@@ -460,7 +416,7 @@ pub fn lines(steps: &[Step], indent: usize, out: &mut Vec<String>) {
     let pad = " ".repeat(indent);
     for (i, step) in steps.iter().enumerate() {
         match step {
-            Step::Run { what, sql, .. } => {
+            Step::Run { what, sql, .. } | Step::Count { what, sql } => {
                 out.push(format!("{pad}{}. {what}", i + 1));
                 out.push(format!("{pad}     {sql}"));
             }
@@ -483,7 +439,7 @@ pub enum Key {
         lost: bool,
     },
     Recompute {
-        populated: bool,
+        replace: Replace,
     },
 }
 
@@ -504,7 +460,7 @@ impl Programs {
         }
         let program = Arc::new(match &k.0 {
             Key::Incremental { changed, lost } => incremental(plan, changed, *lost, downstream),
-            Key::Recompute { populated } => recompute(plan, *populated, downstream),
+            Key::Recompute { replace } => recompute(plan, *replace, downstream),
         });
         map.insert(k, program.clone());
         program

@@ -20,7 +20,7 @@ use super::catalog::{self, ViewRow};
 use super::history::{pending_rows, Verdict};
 use super::mode::{self, RefreshMode};
 use super::plan::{self, Body, Plan};
-use super::program::{self, Key};
+use super::program::{self, Key, Replace};
 use super::refresh_stats::{self, RefreshStats};
 use super::text::{lit, split_name};
 use super::view_cache::ViewCache;
@@ -70,8 +70,9 @@ pub fn explain_named(
         Decision::Unpopulate => unreachable!("EXPLAIN REFRESH explains WITH DATA"),
         Decision::Recompute { populated, why } => {
             out.push(format!("Full refresh ({why})"));
+            let replace = replace(cache, plan.id, populated);
             view.programs
-                .get(plan, Key::Recompute { populated }, downstream)
+                .get(plan, Key::Recompute { replace }, downstream)
         }
         Decision::Incremental { changed, lost, why } => {
             let pending: Vec<String> = plan
@@ -291,9 +292,10 @@ fn refresh_probed(
         Decision::Unpopulate => unpopulate(db, view, pending.populated, downstream),
         Decision::Nothing => Ok(Outcome::default()),
         Decision::Recompute { populated, why } => {
-            let out = recompute(db, view, populated, pending, &why)?;
-            if let (Some(c), true) = (cache, populated) {
-                c.note_refresh(view.plan.id, None, out.ms);
+            let replace = replace(cache, view.plan.id, populated);
+            let out = recompute(db, view, replace, pending, &why)?;
+            if let Some(c) = cache {
+                c.note_full(view.plan.id, populated.then_some(out.ms), out.outcome.rows);
             }
             Ok(out.outcome)
         }
@@ -302,7 +304,7 @@ fn refresh_probed(
             let key = Key::Incremental { changed, lost };
             let out = incremental(db, view, key, pending, &why)?;
             if let Some(c) = cache {
-                c.note_refresh(view.plan.id, Some(rows), out.ms);
+                c.note_incremental(view.plan.id, rows, out.ms);
             }
             Ok(out.outcome)
         }
@@ -450,11 +452,27 @@ fn timed(
     Timed { outcome, ms }
 }
 
-/// The SQL computing a view's storage rows from the current base data. A full view's
-/// definition is read as the user wrote it: DuckDB may accept what the parser does not.
+/// How a recompute replaces the stored rows: by a swap when the view's last full refresh (as
+/// this server saw it) replaced many.
+fn replace(cache: Option<&ViewCache>, id: i64, populated: bool) -> Replace {
+    if !populated {
+        Replace::Nothing
+    } else if cache.is_some_and(|c| c.replaces_many(id)) {
+        Replace::Swap
+    } else {
+        Replace::Delete
+    }
+}
+
+/// The SQL computing a view's storage rows from the current base data, named as the storage
+/// names its columns (it is typed from this query). A full view's definition is read as the
+/// user wrote it: DuckDB may accept what the parser does not.
 pub fn state_sql(plan: &Plan) -> String {
     match &plan.body {
-        Body::Full { query } => format!("SELECT * FROM ({query}) AS _mv_q"),
+        Body::Full { query } => {
+            let cols = plan::positional(plan.columns.len()).join(", ");
+            format!("SELECT * FROM ({query}) AS _mv_q({cols})")
+        }
         Body::Bag { rel, .. } => plan::bag_state_sql(plan, rel).to_string(),
         Body::Aggregate(a) => plan::agg_state_sql(plan, a, false).to_string(),
         Body::Windowed(w) => plan::windowed_state_sql(plan, w).to_string(),
@@ -470,7 +488,7 @@ pub fn recompute_now(db: &mut dyn Sql, view: &ViewRow) -> Result<Outcome, IvmErr
         downstream: capture::downstream_log(db, view.plan.id)?,
     };
     let why = "the view's definition was upgraded";
-    let out = recompute(db, view, true, &pending, why)?.outcome;
+    let out = recompute(db, view, Replace::Delete, &pending, why)?.outcome;
     refresh_stats::record(db, out.stats.as_slice())?;
     Ok(out)
 }
@@ -480,17 +498,17 @@ pub fn recompute_now(db: &mut dyn Sql, view: &ViewRow) -> Result<Outcome, IvmErr
 fn recompute(
     db: &mut dyn Sql,
     view: &ViewRow,
-    populated: bool,
+    replace: Replace,
     pending: &Pending,
     why: &str,
 ) -> Result<Timed, IvmError> {
     let plan = &view.plan;
     let downstream = &pending.downstream;
     let start = Instant::now();
-    let key = Key::Recompute { populated };
+    let key = Key::Recompute { replace };
     let program = view.programs.get(plan, key, downstream.as_deref());
     let rows = program::execute(db, &program.steps, &pending.ends)?;
-    if !populated {
+    if replace == Replace::Nothing {
         catalog::set_populated(db, plan.id, true)?;
         catalog::create_user_view(db, &view.schema, &view.name, &plan::user_view_sql(plan))?;
     }

@@ -103,14 +103,30 @@ impl ViewCache {
         }
     }
 
-    /// Records a refresh of view `id`: `pending` rows applied incrementally, or a full one.
-    pub(crate) fn note_refresh(&self, id: i64, incremental: Option<u64>, ms: f64) {
-        let mut h = self.history.lock();
-        let entry = h.entry(id).or_default();
-        match incremental {
-            Some(rows) => entry.note_incremental(rows, ms),
-            None => entry.note_full(ms),
-        }
+    /// Records an incremental refresh of view `id` that applied `pending` rows.
+    pub(crate) fn note_incremental(&self, id: i64, pending: u64, ms: f64) {
+        self.history
+            .lock()
+            .entry(id)
+            .or_default()
+            .note_incremental(pending, ms);
+    }
+
+    /// Records a full refresh of view `id` (`ms`: None for a population) that changed `rows`.
+    pub(crate) fn note_full(&self, id: i64, ms: Option<f64>, rows: u64) {
+        self.history
+            .lock()
+            .entry(id)
+            .or_default()
+            .note_full(ms, rows);
+    }
+
+    /// Whether view `id`'s next full refresh should swap a new table in.
+    pub(crate) fn replaces_many(&self, id: i64) -> bool {
+        self.history
+            .lock()
+            .get(&id)
+            .is_some_and(|h| h.replaces_many())
     }
 
     /// Whether `name` was left with nothing pending at `epoch`.

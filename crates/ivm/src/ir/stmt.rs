@@ -35,6 +35,12 @@ pub enum Stmt {
         on: Expr,
         whens: Vec<When>,
     },
+    /// `CREATE TABLE name AS query`, the query as text (a full view's is the user's own).
+    CreateAs { name: Name, query: String },
+    /// `DROP TABLE name`.
+    DropTable(Name),
+    /// `ALTER TABLE from RENAME TO to`: `to` is a bare name, in `from`'s schema.
+    Rename { from: Name, to: String },
 }
 
 /// One `WHEN [NOT] MATCHED [AND cond] THEN action` clause of a MERGE.
@@ -168,6 +174,11 @@ impl fmt::Display for Stmt {
                     write!(f, " {w}")?;
                 }
                 Ok(())
+            }
+            Stmt::CreateAs { name, query } => write!(f, "CREATE TABLE {name} AS {query}"),
+            Stmt::DropTable(name) => write!(f, "DROP TABLE {name}"),
+            Stmt::Rename { from, to } => {
+                write!(f, "ALTER TABLE {from} RENAME TO {}", quoted(to))
             }
         }
     }

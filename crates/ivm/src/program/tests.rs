@@ -15,7 +15,7 @@ fn shape(steps: &[Step]) -> Vec<String> {
     let mut out = Vec::new();
     for s in steps {
         match s {
-            Step::Run { what, .. } => out.push(what.to_string()),
+            Step::Run { what, .. } | Step::Count { what, .. } => out.push(what.to_string()),
             Step::When { then, .. } => out.push(format!("when [{}]", shape(then).join("; "))),
         }
     }
@@ -71,7 +71,7 @@ fn distinct_counts_read_their_values_before_merging_the_change_into_them() {
     // argument, named by its first aggregate's slot (AVG(DISTINCT v) shares COUNT's).
     let read = |slot| sql.contains(&format!("\"_duckmv\".\"dv_{}_{slot}\"", plan.id));
     assert!(read(1) && read(2) && !read(3), "{sql}");
-    let full = recompute(&plan, true, None);
+    let full = recompute(&plan, Replace::Delete, None);
     let again = "count the distinct values again";
     assert_eq!(shape(&full.steps).iter().filter(|s| *s == again).count(), 4);
 }
@@ -122,7 +122,7 @@ fn downstream_views_get_the_change_and_every_source_advances() {
 #[test]
 fn a_view_without_logged_sources_claims_its_catalog_row() {
     let plan = compiled("SELECT t.k, u.w FROM t JOIN u ON t.k = u.k", 2).plan;
-    let p = recompute(&plan, true, Some("_duckmv.log_7"));
+    let p = recompute(&plan, Replace::Delete, Some("_duckmv.log_7"));
     let claim = p
         .steps
         .iter()
@@ -140,7 +140,7 @@ fn a_view_without_logged_sources_claims_its_catalog_row() {
 #[test]
 fn a_recompute_consumes_every_source() {
     let plan = view("SELECT t.k, u.w FROM t JOIN u ON t.k = u.k", 2);
-    let p = recompute(&plan, true, Some("_duckmv.log_7"));
+    let p = recompute(&plan, Replace::Delete, Some("_duckmv.log_7"));
     assert_eq!(
         shape(&p.steps),
         [
@@ -167,8 +167,53 @@ fn a_recompute_consumes_every_source() {
     assert!(!sql.contains("_mv_pos"), "{sql}");
     assert_eq!(ends, &[0, 1]);
     assert_eq!(p.mode, "full");
-    let first = recompute(&plan, false, Some("_duckmv.log_7"));
+    let first = recompute(&plan, Replace::Nothing, Some("_duckmv.log_7"));
     assert_ne!(shape(&first.steps)[0], "feed the old rows downstream");
+}
+
+/// A swap builds the new rows in a table of its own and renames it to the storage's name,
+/// between the same feeds and advance as a delete; the rows it replaces are counted.
+#[test]
+fn a_swap_builds_the_new_rows_beside_the_old() {
+    let plan = view("SELECT t.k, u.w FROM t JOIN u ON t.k = u.k", 2);
+    let p = recompute(&plan, Replace::Swap, Some("_duckmv.log_7"));
+    assert_eq!(
+        shape(&p.steps),
+        [
+            "feed the old rows downstream",
+            "count the rows replaced",
+            "compute the new rows from the definition",
+            "drop the old rows",
+            "put the new rows in the storage's place",
+            ADVANCE,
+            "feed the new rows downstream",
+        ]
+    );
+    let sql: Vec<String> = p.steps[1..5]
+        .iter()
+        .map(|s| match s {
+            Step::Run { sql, .. } | Step::Count { sql, .. } => sql.clone(),
+            s => panic!("{s:?}"),
+        })
+        .collect();
+    let id = plan.id;
+    assert_eq!(
+        sql[0],
+        format!(r#"SELECT count(*) FROM "_duckmv"."mv_{id}""#)
+    );
+    assert!(
+        sql[1].starts_with(&format!(
+            r#"CREATE TABLE "_duckmv"."mv_{id}_next" AS SELECT"#
+        )),
+        "{}",
+        sql[1]
+    );
+    assert_eq!(sql[2], format!(r#"DROP TABLE "_duckmv"."mv_{id}""#));
+    assert_eq!(
+        sql[3],
+        format!(r#"ALTER TABLE "_duckmv"."mv_{id}_next" RENAME TO "mv_{id}""#)
+    );
+    assert_eq!(p.mode, "full");
 }
 
 #[test]
