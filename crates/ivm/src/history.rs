@@ -22,6 +22,9 @@
 //! thumb too: a few milliseconds are not worth giving up the incremental path for, and views
 //! over small tables keep exercising it.
 //!
+//! The history also keeps how many rows the last full refresh changed: from [`SWAP_ROWS`] on,
+//! the next full refresh builds a new table and swaps it in rather than deleting every row.
+//!
 //! Kept in server memory per view id (ids are never reused): after a restart the view learns
 //! again from its next refreshes.
 

@@ -29,8 +29,9 @@ pub struct ViewCache {
     clean: Mutex<HashMap<(String, String), u64>>,
     /// Row counts of source relations for `auto`'s cost rule, with when they were counted.
     sizes: Mutex<HashMap<String, (u64, Instant)>>,
-    /// Refresh timings per view id, for `auto` (kept across [`ViewCache::clear`]: a view id
-    /// names one view forever).
+    /// Refresh timings per view id, for `auto`, and the rows each view's last full refresh
+    /// changed, which decide whether the next one swaps (kept across [`ViewCache::clear`]: a
+    /// view id names one view forever).
     history: Mutex<HashMap<i64, History>>,
 }
 
