@@ -138,6 +138,17 @@ impl CaptureTxn {
                 .is_some_and(|e| self.shared.views.is_clean(name, e))
     }
 
+    /// Whether REFRESH of `name` would have nothing to do in a transaction beginning now, for a
+    /// session with no transaction open: then it is answered without opening one.
+    pub fn refresh_is_noop_now(&self, name: &str) -> bool {
+        !self.wrote
+            && !self.bump_at_end
+            && self
+                .shared
+                .views
+                .is_clean(name, self.shared.capture_lock.epoch())
+    }
+
     fn note_changed<'a>(&mut self, names: impl Iterator<Item = &'a String>) {
         for n in names {
             if !self.changed.contains(n) {
@@ -293,8 +304,11 @@ impl CaptureTxn {
 /// Whatever ends the session, nothing it registered outlives it.
 impl Drop for CaptureTxn {
     fn drop(&mut self) {
-        // The epoch moves on: the transaction may have changed what views have pending.
-        self.bump_at_end = true;
+        // The epoch moves on when the transaction left open may have changed what views have
+        // pending (its capture guard moves it too). A session that ends idle leaves the views
+        // as they were: moving it then would make every view's next refresh ask DuckDB again,
+        // a cost every short-lived connection would impose on all others.
+        self.bump_at_end |= self.wrote;
         self.release();
     }
 }

@@ -182,6 +182,20 @@ pub enum IfMissing {
     Skip,
 }
 
+/// Whether `cmd` is a REFRESH with nothing to do, for a session with no transaction open: it is
+/// answered at once, without the BEGIN and COMMIT that are most of such a refresh's cost.
+pub fn is_idle_noop_refresh(ctx: &Context, capture: &CaptureTxn, cmd: &Command) -> bool {
+    let Command::RefreshMatView {
+        name,
+        with_data: true,
+    } = cmd
+    else {
+        return false;
+    };
+    matches!(refresh_mode(ctx), Ok(m) if m != ivm::RefreshMode::Full)
+        && capture.refresh_is_noop_now(&display(name))
+}
+
 /// Refreshes a view in this transaction, as `REFRESH MATERIALIZED VIEW` does; None when there
 /// was nothing to do. Immediate views reading it are maintained in the same transaction.
 pub fn refresh(

@@ -228,3 +228,48 @@ fn first_value(rs: &[Reply]) -> String {
     let len = i32::from_be_bytes(row[..4].try_into().unwrap()) as usize;
     String::from_utf8(row[4..4 + len].to_vec()).unwrap()
 }
+
+/// A REFRESH with nothing to do, sent outside a transaction, is answered without DuckDB — no
+/// BEGIN, probe or COMMIT — also in a session other than the one whose refresh left the view
+/// clean, and after an idle session ended. After a write it runs again and the view equals its
+/// query.
+#[test]
+fn a_refresh_with_nothing_to_do_does_not_reach_duckdb() {
+    let shared = shared();
+    let a = Session::start(shared.clone()).unwrap();
+    let setup = simple(
+        &a,
+        "CREATE TABLE t (g INT, x INT); INSERT INTO t VALUES (1, 1), (2, 2); \
+         CREATE MATERIALIZED VIEW v AS SELECT g, sum(x) AS s FROM t GROUP BY g",
+    );
+    assert!(error_codes(&setup).is_empty(), "{setup:?}");
+    assert!(error_codes(&simple(&a, "INSERT INTO t VALUES (1, 5)")).is_empty());
+    assert!(error_codes(&simple(&a, "REFRESH MATERIALIZED VIEW v")).is_empty());
+    // A session that connects, reads and goes away.
+    let idle = Session::start(shared.clone()).unwrap();
+    assert!(error_codes(&simple(&idle, "SELECT count(*) FROM v")).is_empty());
+    drop(idle);
+    let b = Session::start(shared).unwrap();
+    let (calls, rs) = duckdb_calls(&b, "REFRESH MATERIALIZED VIEW v");
+    assert!(error_codes(&rs).is_empty(), "{rs:?}");
+    let tagged = |rs: &[Reply]| {
+        rs.iter()
+            .any(|r| matches!(r, Reply::Complete(t) if t == "REFRESH MATERIALIZED VIEW"))
+    };
+    assert!(tagged(&rs), "{rs:?}");
+    assert_eq!(calls, 0, "a refresh with nothing to do reached DuckDB");
+    // A write gives it work again: it runs, and the view follows the table.
+    assert!(error_codes(&simple(&b, "INSERT INTO t VALUES (2, 7), (3, 1)")).is_empty());
+    let (calls, rs) = duckdb_calls(&b, "REFRESH MATERIALIZED VIEW v");
+    assert!(error_codes(&rs).is_empty(), "{rs:?}");
+    assert!(calls > 0, "a refresh with work to do did not run");
+    let (_, rs) = duckdb_calls(
+        &b,
+        "SELECT count(*) FROM ((FROM v EXCEPT ALL SELECT g, sum(x) FROM t GROUP BY g) \
+         UNION ALL (SELECT g, sum(x) FROM t GROUP BY g EXCEPT ALL FROM v))",
+    );
+    assert_eq!(first_value(&rs), "0", "the view equals its query");
+    let (calls, rs) = duckdb_calls(&b, "REFRESH MATERIALIZED VIEW v");
+    assert!(error_codes(&rs).is_empty(), "{rs:?}");
+    assert_eq!(calls, 0, "the second refresh had nothing to do");
+}

@@ -21,6 +21,9 @@ use crate::engine::Conn;
 use crate::sql::{self, Command, Lexed};
 use crate::types::{self, Format};
 
+/// The tag of a REFRESH answered without running (it is the tag of every REFRESH).
+const NOOP_REFRESH_TAG: &str = "REFRESH MATERIALIZED VIEW";
+
 pub struct Worker {
     /// Declared before `tx`: the connection closes before the capture registrations go.
     ctx: Context,
@@ -154,6 +157,13 @@ impl Worker {
         // transaction (a new one after an explicit COMMIT, as PostgreSQL
         // does). Writes always run in a transaction of their own: DuckDB can
         // keep part of a failed autocommit statement's trigger work.
+        if self.tx.state == Txn::Idle
+            && !several
+            && super::matview::is_idle_noop_refresh(&self.ctx, &self.tx.capture, &cmd)
+        {
+            out.send(Reply::Complete(NOOP_REFRESH_TAG.into()));
+            return Ok(());
+        }
         if self.tx.state == Txn::Idle
             && (several || statement::needs_transaction(&cmd) || is_write(&text))
         {
@@ -312,6 +322,10 @@ impl Worker {
                 }
             }
             self.tx.check_not_failed()?;
+            if self.idle_noop_refresh(&portal, out) {
+                portal.state = PortalState::Done;
+                return Ok(());
+            }
             self.arm_timeout();
             let r = (|| {
                 let limit = if max_rows <= 0 { 0 } else { max_rows as u64 };
@@ -333,6 +347,21 @@ impl Worker {
         if let Err(e) = result {
             self.extended_error(e, out);
         }
+    }
+
+    /// Answers a new portal's REFRESH with nothing to do when no transaction is open (see
+    /// `matview::is_idle_noop_refresh`); false when it must run.
+    fn idle_noop_refresh(&self, portal: &Portal, out: &Out) -> bool {
+        let StmtKind::Command(cmd) = &portal.stmt.kind else {
+            return false;
+        };
+        let noop = self.tx.state == Txn::Idle
+            && matches!(portal.state, PortalState::New)
+            && super::matview::is_idle_noop_refresh(&self.ctx, &self.tx.capture, cmd);
+        if noop {
+            out.send(Reply::Complete(NOOP_REFRESH_TAG.into()));
+        }
+        noop
     }
 
     /// Sync: ends the implicit transaction of the messages before it.
