@@ -272,4 +272,26 @@ fn a_refresh_with_nothing_to_do_does_not_reach_duckdb() {
     let (calls, rs) = duckdb_calls(&b, "REFRESH MATERIALIZED VIEW v");
     assert!(error_codes(&rs).is_empty(), "{rs:?}");
     assert_eq!(calls, 0, "the second refresh had nothing to do");
+    // The same through the extended protocol (Parse, Bind, Execute, Sync).
+    let (tx, rx) = std::sync::mpsc::channel();
+    let rs = replies(b.run(Ends::Ready, move |w, out| {
+        let before = w.duckdb_calls();
+        w.parse(
+            String::new(),
+            "REFRESH MATERIALIZED VIEW v".into(),
+            vec![],
+            out,
+        );
+        w.bind(String::new(), String::new(), vec![], vec![], vec![], out);
+        w.execute("", 0, out);
+        w.sync(out);
+        let _ = tx.send(w.duckdb_calls() - before);
+    }));
+    assert!(error_codes(&rs).is_empty(), "{rs:?}");
+    assert!(tagged(&rs), "{rs:?}");
+    assert_eq!(
+        rx.recv().unwrap(),
+        0,
+        "an extended-protocol refresh reached DuckDB"
+    );
 }
