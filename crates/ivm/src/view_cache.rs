@@ -11,7 +11,8 @@
 //! pending. Every transaction that could leave a view something to do (a write to a table views
 //! read, a refresh feeding other views, REFRESH WITH NO DATA, DDL on materialized views) moves
 //! the epoch on after it ends, so a refresh whose transaction started at that same epoch has
-//! nothing to do and need not ask DuckDB.
+//! nothing to do and need not ask DuckDB (outside a transaction block, the server compares the
+//! epoch as the REFRESH arrives and opens no transaction for it at all).
 
 use std::collections::HashMap;
 use std::sync::Arc;
