@@ -153,17 +153,13 @@ impl Worker {
         several: bool,
         out: &Out,
     ) -> Result<(), SqlError> {
+        if !several && self.answered_idle_noop(&cmd, out) {
+            return Ok(());
+        }
         // Statements of a multi-statement message share one implicit
         // transaction (a new one after an explicit COMMIT, as PostgreSQL
         // does). Writes always run in a transaction of their own: DuckDB can
         // keep part of a failed autocommit statement's trigger work.
-        if self.tx.state == Txn::Idle
-            && !several
-            && super::matview::is_idle_noop_refresh(&self.ctx, &self.tx.capture, &cmd)
-        {
-            out.send(Reply::Complete(NOOP_REFRESH_TAG.into()));
-            return Ok(());
-        }
         if self.tx.state == Txn::Idle
             && (several || statement::needs_transaction(&cmd) || is_write(&text))
         {
@@ -322,9 +318,11 @@ impl Worker {
                 }
             }
             self.tx.check_not_failed()?;
-            if self.idle_noop_refresh(&portal, out) {
-                portal.state = PortalState::Done;
-                return Ok(());
+            if let (PortalState::New, StmtKind::Command(cmd)) = (&portal.state, &portal.stmt.kind) {
+                if self.answered_idle_noop(cmd, out) {
+                    portal.state = PortalState::Done;
+                    return Ok(());
+                }
             }
             self.arm_timeout();
             let r = (|| {
@@ -349,14 +347,10 @@ impl Worker {
         }
     }
 
-    /// Answers a new portal's REFRESH with nothing to do when no transaction is open (see
-    /// `matview::is_idle_noop_refresh`); false when it must run.
-    fn idle_noop_refresh(&self, portal: &Portal, out: &Out) -> bool {
-        let StmtKind::Command(cmd) = &portal.stmt.kind else {
-            return false;
-        };
+    /// Answers a REFRESH with nothing to do when no transaction is open (see
+    /// `matview::is_idle_noop_refresh`); false when the statement must run.
+    fn answered_idle_noop(&self, cmd: &Command, out: &Out) -> bool {
         let noop = self.tx.state == Txn::Idle
-            && matches!(portal.state, PortalState::New)
             && super::matview::is_idle_noop_refresh(&self.ctx, &self.tx.capture, cmd);
         if noop {
             out.send(Reply::Complete(NOOP_REFRESH_TAG.into()));
