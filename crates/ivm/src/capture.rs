@@ -377,14 +377,19 @@ fn pending_from(delta: &str, log: &str) -> String {
 
 /// A probe's row for reader `delta` of `log`, tagged `tag`: `(tag, pending, NULL, end)`, the
 /// reader's pending rows before consolidation (what a refresh would read, at the cost of a
-/// count, no grouping) and the log's end in this snapshot (where [`advance_to_ends_sql`] moves
-/// the reader; NULL for an empty log). One scan of the log gives both, so the refresh's
-/// advance reads no log.
+/// count, no grouping) and the last of their positions, where [`advance_to_ends_sql`] moves the
+/// reader (NULL when nothing is pending: the reader stays, as it would at the log's end, which
+/// is then at or before its position). One read of the pending rows gives both, so the
+/// refresh's advance reads no log.
+///
+/// Only the pending rows are read: the position condition is the join's, whose bounds DuckDB
+/// applies to the log's scan, skipping the row groups before the reader's position. A log
+/// holding the backlog of a view refreshed less often (948,000 rows here) cost every probe of
+/// the views that had consumed it a scan of it: 5.4–9.3 ms against 1.9–2.4 ms in this form.
 pub fn pending_and_end_sql(tag: usize, delta: &str, log: &str) -> String {
     format!(
-        "SELECT {tag}, count(*) FILTER (WHERE _mv_l._mv_pos > _mv_r.consumed), NULL, \
-         max(_mv_l._mv_pos) FROM {log} AS _mv_l, _duckmv.log_readers AS _mv_r \
-         WHERE _mv_r.reader = {}",
+        "SELECT {tag}, count(*), NULL, max(_mv_l._mv_pos) FROM _duckmv.log_readers AS _mv_r \
+         JOIN {log} AS _mv_l ON _mv_l._mv_pos > _mv_r.consumed WHERE _mv_r.reader = {}",
         lit(delta)
     )
 }

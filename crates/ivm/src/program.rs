@@ -349,8 +349,8 @@ fn windowed(
     (steps, true)
 }
 
-/// Moves the view past what it read: to the logs' ends its refresh's probe saw, which are
-/// the ends in this transaction's snapshot (the program writes no log it reads).
+/// Moves the view past what it read: to the last pending positions its refresh's probe saw in
+/// this transaction's snapshot (the program writes no log it reads).
 ///
 /// Every source's reader moves, not only those of the sources read: one with nothing pending
 /// keeps its position (its end is not past it). So two refreshes of the same view that write
@@ -376,8 +376,8 @@ fn advance(plan: &Plan) -> Step {
     }
 }
 
-/// Runs the program with the sources' log ends in this snapshot (None: an empty log); the
-/// rows its counted statements changed.
+/// Runs the program with where each source's reader moves (None: it stays); the rows its
+/// counted statements changed.
 pub fn execute(
     db: &mut dyn Sql,
     steps: &[Step],

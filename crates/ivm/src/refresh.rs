@@ -31,7 +31,8 @@ struct Pending {
     populated: bool,
     /// Delta rows per source (0 for sources without a delta table).
     rows: Vec<u64>,
-    /// The end of each source's log in this snapshot (None: no log, or an empty one).
+    /// Where each source's reader moves: the last position pending for it in this snapshot
+    /// (None: no log, or nothing pending), or the log's end.
     ends: Vec<Option<i64>>,
     /// The change log of this view, when views read it: the refresh appends its change.
     downstream: Option<String>,
