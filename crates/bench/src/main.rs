@@ -6,6 +6,7 @@
 //! The benchmark's modules, one job each. `run` orchestrates; everything else is either pure
 //! (SQL text, statistics, rendering) and unit-tested, or a thin measurement over a client.
 
+mod backlog;
 mod capture;
 mod changes;
 mod checkpoints;

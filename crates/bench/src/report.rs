@@ -4,6 +4,7 @@ use serde::Serialize;
 
 use crate::stats::{median, ratio};
 
+use crate::backlog::Backlog;
 use crate::capture::CaptureCost;
 use crate::data::Sizes;
 use crate::stream::Rate;
@@ -24,6 +25,8 @@ pub struct Results {
     pub refresh: Vec<RefreshPoint>,
     pub noop_refresh: Vec<Noop>,
     pub noop_refresh_median_ms: Option<f64>,
+    /// A small refresh with the other views of its table up to date, then behind.
+    pub backlog: Option<Backlog>,
     pub capture: Option<CaptureCost>,
     pub streaming: Option<Streaming>,
     /// Every oracle failure and refresh error, in words.
@@ -225,6 +228,16 @@ pub fn markdown(r: &Results) -> String {
         "| REFRESH with nothing pending (median over views) | {} ms |\n",
         fmt_ms(r.noop_refresh_median_ms)
     ));
+    if let Some(b) = &r.backlog {
+        s.push_str(&format!(
+            "| REFRESH of {} after a few rows, the other views of its table behind by {} log rows / up to date | {} ({} ms / {} ms) |\n",
+            b.view,
+            b.log_rows,
+            fmt_ratio(b.ratio),
+            fmt_ms(median(&b.backlog_ms)),
+            fmt_ms(median(&b.quiet_ms)),
+        ));
+    }
     if let Some(c) = &r.capture {
         if let Some(e) = &c.error {
             s.push_str(&format!("| capture cost | not measured: {e} |\n"));
@@ -327,6 +340,7 @@ pub mod tests {
             ],
             noop_refresh: vec![],
             noop_refresh_median_ms: Some(0.7),
+            backlog: None,
             capture: None,
             streaming: None,
             failures: vec!["v1 at 10%: FAIL: 2 rows differ".into()],

@@ -14,7 +14,7 @@ use crate::measure::{connect, exec, scalar, scalar_i64, timed};
 use crate::report::{self, percent, Noop, RefreshPoint, Results, Streaming, ViewResult};
 use crate::stats::{median, ms};
 use crate::views::{self, View, VIEWS};
-use crate::{capture, stream, svg};
+use crate::{backlog, capture, stream, svg};
 
 /// Runs everything; Ok(false) when a view failed its oracle or its refresh.
 pub async fn main(args: Args) -> Result<bool, BenchError> {
@@ -117,6 +117,7 @@ async fn bench(args: &Args, dsn: &str) -> Result<Results, BenchError> {
 
     let noop = run.noop_refreshes().await?;
     let all: Vec<f64> = noop.iter().flat_map(|n| n.samples_ms.clone()).collect();
+    let backlog = run.backlog().await?;
 
     let bulk_rows = sizes.lineitem.clamp(10_000, 100_000);
     eprintln!(
@@ -140,6 +141,7 @@ async fn bench(args: &Args, dsn: &str) -> Result<Results, BenchError> {
         refresh: points,
         noop_refresh: noop,
         noop_refresh_median_ms: median(&all),
+        backlog,
         capture: Some(capture),
         streaming: Some(streaming),
         failures: run.failures,
@@ -423,6 +425,31 @@ impl Run<'_> {
         }
         points.iter_mut().for_each(RefreshPoint::summarise);
         Ok(points)
+    }
+
+    /// V1's refresh of a few rows with the other views of `lineitem` up to date, then behind
+    /// (see `backlog`); None without V1 or another view of `lineitem`.
+    async fn backlog(&mut self) -> Result<Option<backlog::Backlog>, BenchError> {
+        let Some(v1) = self.live.iter().find(|v| v.name == "v1_q1").copied() else {
+            return Ok(None);
+        };
+        let others: Vec<View> = self
+            .live
+            .iter()
+            .filter(|v| v.fact == "lineitem" && v.name != v1.name)
+            .copied()
+            .collect();
+        let b = backlog::measure(self.client, &self.sizes, &v1, &others).await?;
+        if let Some(b) = &b {
+            eprintln!(
+                "[backlog] {} after a few rows: {} ms up to date, {} ms beside {} log rows",
+                b.view,
+                report::fmt_ms(median(&b.quiet_ms)),
+                report::fmt_ms(median(&b.backlog_ms)),
+                b.log_rows
+            );
+        }
+        Ok(b)
     }
 
     /// `REFRESH` with nothing pending, several times per view.
