@@ -62,6 +62,16 @@ pub async fn measure(
     for v in others {
         exec(client, &refresh(v)).await?;
     }
+    // Every view read its share of the shared log once, whenever it came.
+    for v in others.iter().chain(std::iter::once(view)) {
+        let differ = scalar_i64(client, &crate::views::oracle_sql(v)).await?;
+        if differ != 0 {
+            return Err(BenchError::Server(format!(
+                "{} differs from its query in {differ} rows after the backlog",
+                v.name
+            )));
+        }
+    }
     let ratio = ratio(median(&backlog_ms), median(&quiet_ms));
     Ok(Some(Backlog {
         view: view.name.into(),

@@ -51,6 +51,9 @@ fn bench_runs_and_every_view_passes_the_oracle() {
         assert!(p["full_median_ms"].is_number(), "{p}");
     }
     assert!(json["noop_refresh_median_ms"].is_number());
+    // V1 refreshed beside the other views' backlog, all of them equal to their queries after.
+    assert!(json["backlog"]["ratio"].is_number(), "{}", json["backlog"]);
+    assert!(json["backlog"]["log_rows"].as_i64().unwrap() > 0);
     assert!(json["streaming"]["wire"]["rows"].as_u64().unwrap() >= 100_000);
     assert!(std::fs::read_to_string(&svg).unwrap().contains("</svg>"));
     assert!(stdout.contains("| view | change |"), "{stdout}");
