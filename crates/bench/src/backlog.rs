@@ -10,9 +10,9 @@ use tokio_postgres::Client;
 
 use crate::data::Sizes;
 use crate::error::BenchError;
-use crate::measure::{exec, scalar_i64, timed};
+use crate::measure::{exec, scalar, scalar_i64, timed};
 use crate::stats::{median, ms, ratio};
-use crate::views::View;
+use crate::views::{self, View};
 
 /// Refreshes timed per series.
 const SAMPLES: usize = 11;
@@ -64,7 +64,7 @@ pub async fn measure(
     }
     // Every view read its share of the shared log once, whenever it came.
     for v in others.iter().chain(std::iter::once(view)) {
-        let differ = scalar_i64(client, &crate::views::oracle_sql(v)).await?;
+        let differ = scalar_i64(client, &views::oracle_sql(v)).await?;
         if differ != 0 {
             return Err(BenchError::Server(format!(
                 "{} differs from its query in {differ} rows after the backlog",
@@ -84,7 +84,7 @@ pub async fn measure(
 
 /// The rows of the log of `lineitem`.
 async fn log_rows(client: &Client) -> Result<i64, BenchError> {
-    let table = crate::measure::scalar(
+    let table = scalar(
         client,
         "SELECT log_table FROM _duckmv.change_logs WHERE source_name = 'lineitem' \
          AND source_view_id IS NULL",
