@@ -1,6 +1,7 @@
-//! Compiles a fix for a memory-corruption bug in the bundled DuckDB 2.0.0 and links it in place of
-//! the faulty code; and, with the same flags, duckmv's own C++ against DuckDB's internals
-//! (`src/engine/*.cpp`: the functions `engine::native` registers, and `engine::one_shot`).
+//! Compiles two changes to the bundled DuckDB 2.0.0 and links them in place of the original code
+//! (a fix for a memory-corruption bug, and a switch for planning without the tables' statistics);
+//! and, with the same flags, duckmv's own C++ against DuckDB's internals (`src/engine/*.cpp`: the
+//! functions `engine::native` registers, `engine::one_shot` and `engine::kept_plan`).
 //!
 //! The bug: `RowIdColumnData::Filter` (src/storage/table/row_id_column_data.cpp) hands a table
 //! filter on the `rowid` column the number of *selected* rows as the vector's size, while the
@@ -22,24 +23,62 @@
 //! SELECT * FROM t ORDER BY id LIMIT 5;
 //! ```
 //!
-//! The fix passes the vector's full size. libduckdb-sys compiles DuckDB in unity files; the one that
-//! holds row_id_column_data.cpp is compiled again here, with the one-line change and the same
-//! flags, into an archive linked whole before libduckdb's: its definitions are present first, so
-//! the linker never takes the faulty member from libduckdb's archive. An upgrade of the bundled
-//! DuckDB fails this build until the fix is looked at again.
+//! The fix passes the vector's full size.
+//!
+//! The switch: a plan `engine::kept_plan` keeps and runs again must not depend on the data it was
+//! planned over. DuckDB's planner and several optimizers ask a table for its column statistics
+//! through `DuckTableEntry::GetStatistics` and fold what they say into the plan: a column with no
+//! NULL today turns `IS NOT DISTINCT FROM` into `=` in a semi join (filter pushdown), and lets the
+//! deliminator and the subquery planner drop NULL handling. The switch, a flag of the planning
+//! thread, makes that function answer "unknown" (as it does for a column without statistics) while
+//! kept_plan.cpp plans.
+//!
+//! libduckdb-sys compiles DuckDB in unity files; each one that holds a changed file is compiled
+//! again here, with the change and the same flags, into an archive linked whole before libduckdb's:
+//! its definitions are present first, so the linker never takes the original member from
+//! libduckdb's archive. An upgrade of the bundled DuckDB fails this build until each change is
+//! looked at again.
 
 use std::path::{Path, PathBuf};
 
-/// The statement to change, and what it becomes.
-const FAULTY: &str = "ColumnSegment::FilterSelection(sel, result, filter_state, count, count);";
-const FIXED: &str = "ColumnSegment::FilterSelection(sel, result, filter_state, max_count, count);";
-/// The unity file of libduckdb-sys that holds the faulty file, and that file.
-const UNITY: &str = "ub_src_storage_table.cpp";
-const FILE: &str = "src/storage/table/row_id_column_data.cpp";
+/// A change to one DuckDB source file: the text to find (exactly once) and what it becomes.
+struct Patch {
+    /// The unity file of libduckdb-sys that includes the file.
+    unity: &'static str,
+    file: &'static str,
+    find: &'static str,
+    replace: &'static str,
+    /// What to look at when `find` is no longer there.
+    what: &'static str,
+}
+
+const PATCHES: [Patch; 2] = [
+    Patch {
+        unity: "ub_src_storage_table.cpp",
+        file: "src/storage/table/row_id_column_data.cpp",
+        find: "ColumnSegment::FilterSelection(sel, result, filter_state, count, count);",
+        replace: "ColumnSegment::FilterSelection(sel, result, filter_state, max_count, count);",
+        what: "whether the rowid filter fix still applies",
+    },
+    Patch {
+        unity: "ub_src_catalog_catalog_entry.cpp",
+        file: "src/catalog/catalog_entry/duck_table_entry.cpp",
+        find: "unique_ptr<BaseStatistics> DuckTableEntry::GetStatistics(ClientContext &context, \
+               const StorageIndex &column_id) {",
+        replace: "thread_local bool duckmv_plan_without_statistics = false;\n\
+                  unique_ptr<BaseStatistics> DuckTableEntry::GetStatistics(ClientContext &context, \
+                  const StorageIndex &column_id) {\n\
+                  \tif (duckmv_plan_without_statistics) {\n\
+                  \t\treturn nullptr;\n\
+                  \t}",
+        what: "where the planner reads a table's statistics (kept_plan.cpp's switch)",
+    },
+];
 /// duckmv's own C++ (see `engine::native` and `engine::one_shot`), built with the same flags.
-const NATIVE: [&str; 5] = [
+const NATIVE: [&str; 6] = [
     "src/engine/native.hpp",
     "src/engine/one_shot.cpp",
+    "src/engine/kept_plan.cpp",
     "src/engine/utc_timestamptz.cpp",
     "src/engine/pg_bytea.cpp",
     "src/engine/pg_round.cpp",
@@ -61,45 +100,14 @@ fn main() {
         .to_path_buf();
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
 
-    let original = std::fs::read_to_string(duckdb.join(FILE)).expect("read the DuckDB source");
-    assert_eq!(
-        original.matches(FAULTY).count(),
-        1,
-        "the bundled DuckDB changed {FILE}: check whether the rowid filter fix still applies"
-    );
-    let fixed_file = out.join("row_id_column_data.cpp");
-    std::fs::write(&fixed_file, original.replace(FAULTY, FIXED)).unwrap();
-
-    // The unity file again, with the fixed file in place of the original.
-    let unity = std::fs::read_to_string(duckdb.join(UNITY)).expect("read the DuckDB unity file");
-    let mut patched = String::new();
-    let mut replaced = false;
-    for line in unity.lines() {
-        let included = line
-            .trim()
-            .strip_prefix("#include \"")
-            .and_then(|l| l.strip_suffix('"'));
-        match included {
-            Some(FILE) => {
-                patched.push_str(&format!("#include \"{}\"\n", fixed_file.display()));
-                replaced = true;
-            }
-            Some(path) => {
-                patched.push_str(&format!("#include \"{}\"\n", duckdb.join(path).display()))
-            }
-            None => patched.push_str(&format!("{line}\n")),
-        }
-    }
-    assert!(replaced, "{UNITY} no longer includes {FILE}");
-    let patched_unity = out.join(UNITY);
-    std::fs::write(&patched_unity, patched).unwrap();
+    let units: Vec<PathBuf> = PATCHES.iter().map(|p| apply(p, &duckdb, &out)).collect();
 
     // The flags libduckdb-sys's bundled build uses (build_bundled_cc.rs), for the extensions
     // duckmv enables (core_functions always, json by feature).
     let mut build = cc::Build::new();
     build
         .cpp(true)
-        .file(&patched_unity)
+        .files(&units)
         .files(NATIVE.iter().filter(|f| f.ends_with(".cpp")))
         .include(&duckdb)
         .define("DUCKDB_EXTENSION_CORE_FUNCTIONS_LINKED", Some("1"))
@@ -118,6 +126,51 @@ fn main() {
     build.compile("duckmv_duckdb_fixes");
     println!("cargo:rustc-link-search=native={}", out.display());
     println!("cargo:rustc-link-lib=static:+whole-archive=duckmv_duckdb_fixes");
+}
+
+/// Writes the changed file and its unity file again with the changed file in place of the
+/// original; returns the unity file to compile.
+fn apply(patch: &Patch, duckdb: &Path, out: &Path) -> PathBuf {
+    let original =
+        std::fs::read_to_string(duckdb.join(patch.file)).expect("read the DuckDB source");
+    assert_eq!(
+        original.matches(patch.find).count(),
+        1,
+        "the bundled DuckDB changed {}: check {}",
+        patch.file,
+        patch.what
+    );
+    let name = Path::new(patch.file).file_name().unwrap();
+    let changed = out.join(name);
+    std::fs::write(&changed, original.replace(patch.find, patch.replace)).unwrap();
+
+    let unity = std::fs::read_to_string(duckdb.join(patch.unity)).expect("read the unity file");
+    let mut patched = String::new();
+    let mut replaced = false;
+    for line in unity.lines() {
+        let included = line
+            .trim()
+            .strip_prefix("#include \"")
+            .and_then(|l| l.strip_suffix('"'));
+        match included {
+            Some(f) if f == patch.file => {
+                patched.push_str(&format!("#include \"{}\"\n", changed.display()));
+                replaced = true;
+            }
+            Some(path) => {
+                patched.push_str(&format!("#include \"{}\"\n", duckdb.join(path).display()))
+            }
+            None => patched.push_str(&format!("{line}\n")),
+        }
+    }
+    assert!(
+        replaced,
+        "{} no longer includes {}",
+        patch.unity, patch.file
+    );
+    let patched_unity = out.join(patch.unity);
+    std::fs::write(&patched_unity, patched).unwrap();
+    patched_unity
 }
 
 /// The include directories of DuckDB's base and of the linked extensions, from its manifest.

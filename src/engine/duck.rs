@@ -129,6 +129,7 @@ impl Database {
             }),
             db: self.clone(),
             calls: std::cell::Cell::new(0),
+            plans: Default::default(),
         })
     }
 }
@@ -174,6 +175,8 @@ pub struct Conn {
     /// Statements handed to DuckDB so far: DuckDB takes a transaction's snapshot at the first
     /// one after BEGIN, so comparing counts tells whether it has.
     calls: std::cell::Cell<u64>,
+    /// The plans of statements run again and again on this connection (`kept_plan`).
+    plans: super::kept_plan::KeptPlans,
 }
 
 // SAFETY: a connection is used by one thread at a time (the session worker
@@ -183,6 +186,8 @@ unsafe impl Send for Conn {}
 impl Drop for Conn {
     fn drop(&mut self) {
         self.interrupt.raw.lock().0 = ptr::null_mut();
+        // Its prepared statements go before the connection does.
+        self.plans.clear();
         unsafe { ffi::duckdb_disconnect(&mut self.raw) };
     }
 }
@@ -312,6 +317,10 @@ impl Conn {
         self.calls.set(self.calls.get() + 1);
     }
 
+    pub(super) fn kept_plans(&self) -> &super::kept_plan::KeptPlans {
+        &self.plans
+    }
+
     pub(super) fn database(&self) -> &Database {
         &self.db
     }
@@ -370,6 +379,11 @@ impl Conn {
     /// streaming result. A new statement on the same connection closes it.
     pub fn execute(&self, p: &Prepared) -> Result<QueryResult, EngineError> {
         self.calls.set(self.calls.get() + 1);
+        if matches!(p.kind, StatementKind::Set | StatementKind::Pragma) {
+            // Settings are read when a plan is made (the search path, how `/` divides, …):
+            // plans kept under the old ones go.
+            self.plans.clear();
+        }
         unsafe {
             let mut pending: ffi::duckdb_pending_result = ptr::null_mut();
             let rc = if p.raw.is_null() {

@@ -3,6 +3,7 @@
 
 pub mod duck;
 pub mod error;
+mod kept_plan;
 mod native;
 mod one_shot;
 mod repeated;

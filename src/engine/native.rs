@@ -7,7 +7,9 @@
 //!   and `current_date` fail);
 //! - `pg_bytea.cpp`: PostgreSQL's hex input for bytea (`'\x0001ff'` is three bytes; DuckDB
 //!   read five), and `length(bytea)`;
-//! - `pg_round.cpp`: round(double precision) rounds halves to even, as PostgreSQL's.
+//! - `pg_round.cpp`: round(double precision) rounds halves to even, as PostgreSQL's;
+//! - `kept_plan.cpp`: the optimizer step that lets a refresh's statements keep their plans
+//!   (`kept_plan`).
 
 use std::os::raw::c_char;
 
@@ -20,6 +22,7 @@ extern "C" {
     fn duckmv_register_utc_timestamptz(connection: ffi::duckdb_connection) -> *mut c_char;
     fn duckmv_register_pg_bytea(connection: ffi::duckdb_connection) -> *mut c_char;
     fn duckmv_register_pg_round(connection: ffi::duckdb_connection) -> *mut c_char;
+    fn duckmv_register_kept_plans(connection: ffi::duckdb_connection) -> *mut c_char;
 }
 
 /// A registration: NULL, or an error message from duckdb_malloc.
@@ -30,6 +33,10 @@ const REGISTRATIONS: &[(&str, Registration)] = &[
     ("the TIMESTAMPTZ functions", duckmv_register_utc_timestamptz),
     ("the bytea input and length", duckmv_register_pg_bytea),
     ("round of double precision", duckmv_register_pg_round),
+    (
+        "the optimizer step that keeps plans",
+        duckmv_register_kept_plans,
+    ),
 ];
 
 /// Registers each in the database `conn` belongs to, for all its connections.

@@ -75,10 +75,15 @@ fn copied(p: &Parsed) -> Option<*mut c_void> {
 }
 
 impl Conn {
-    /// Runs `sql`, a statement run again and again with the same text, planning it once: its
-    /// parse is kept for the whole server. `params` fill `$1`, `$2`, … as VARCHAR values.
+    /// Runs `sql`, a statement run again and again with the same text: from the plan this
+    /// connection kept of it (`kept_plan`), or, when its plan cannot be kept, planned once from
+    /// the parse kept for the whole server. `params` fill `$1`, `$2`, … as VARCHAR values.
     pub fn run_repeated(&self, sql: &str, params: &[String]) -> Result<QueryResult, EngineError> {
-        let Some(statement) = self.database().repeated.copy(self, sql) else {
+        let repeated = &self.database().repeated;
+        if let Some(result) = self.run_kept(sql, params, || repeated.copy(self, sql)) {
+            return result;
+        }
+        let Some(statement) = repeated.copy(self, sql) else {
             return self.run_prepared(sql, params);
         };
         self.count_call();
