@@ -20,6 +20,7 @@ mod run;
 mod seed;
 mod server;
 mod stats;
+mod steady;
 mod stream;
 mod svg;
 mod tpch_changes;

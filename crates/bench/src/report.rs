@@ -7,6 +7,7 @@ use crate::stats::{median, ratio};
 use crate::backlog::Backlog;
 use crate::capture::CaptureCost;
 use crate::data::Sizes;
+use crate::steady::Steady;
 use crate::stream::Rate;
 
 #[derive(Debug, Clone, Serialize)]
@@ -27,6 +28,8 @@ pub struct Results {
     pub noop_refresh_median_ms: Option<f64>,
     /// A small refresh with the other views of its table up to date, then behind.
     pub backlog: Option<Backlog>,
+    /// Refreshes after every batch with no DDL between them (`steady`).
+    pub steady: Option<Steady>,
     pub capture: Option<CaptureCost>,
     pub streaming: Option<Streaming>,
     /// Every oracle failure and refresh error, in words.
@@ -148,6 +151,15 @@ pub struct Streaming {
 }
 
 /// `0.0001` → `0.01%`.
+/// A view's label, or its name when the run does not know it.
+fn label_of<'a>(r: &'a Results, view: &'a str) -> &'a str {
+    r.views
+        .iter()
+        .find(|v| v.name == view)
+        .map(|v| v.label.as_str())
+        .unwrap_or(view)
+}
+
 pub fn percent(fraction: f64) -> String {
     let s = format!("{:.4}", fraction * 100.0);
     let s = s.trim_end_matches('0').trim_end_matches('.');
@@ -193,12 +205,7 @@ pub fn markdown(r: &Results) -> String {
     );
     s.push_str("|---|---:|---:|---:|---|---:|---:|---:|---:|---|\n");
     for p in &r.refresh {
-        let label = r
-            .views
-            .iter()
-            .find(|v| v.name == p.view)
-            .map(|v| v.label.as_str())
-            .unwrap_or(p.view.as_str());
+        let label = label_of(r, &p.view);
         s.push_str(&format!(
             "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             percent(p.fraction),
@@ -220,6 +227,26 @@ pub fn markdown(r: &Results) -> String {
                 "- {}: {}\n",
                 v.label,
                 v.create_error.as_deref().unwrap_or("?")
+            ));
+        }
+    }
+    if let Some(st) = &r.steady {
+        s.push_str(&format!(
+            "\nThe same views refreshed after each of {} batches of {} with no DDL in between \
+             (the first refresh, after the DDL above, apart; median of the rest):\n\n\
+             | view | first REFRESH (ms) | REFRESH (ms) | CTAS of the query (ms) | CTAS / REFRESH |\n\
+             |---|---:|---:|---:|---:|\n",
+            crate::steady::ROUNDS,
+            percent(st.fraction)
+        ));
+        for v in &st.views {
+            s.push_str(&format!(
+                "| {} | {} | {} | {} | {} |\n",
+                label_of(r, &v.view),
+                fmt_ms(v.first_ms),
+                fmt_ms(v.refresh_median_ms),
+                fmt_ms(v.ctas_median_ms),
+                fmt_ratio(v.ratio)
             ));
         }
     }
@@ -341,6 +368,7 @@ pub mod tests {
             noop_refresh: vec![],
             noop_refresh_median_ms: Some(0.7),
             backlog: None,
+            steady: None,
             capture: None,
             streaming: None,
             failures: vec!["v1 at 10%: FAIL: 2 rows differ".into()],

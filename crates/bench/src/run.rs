@@ -14,7 +14,7 @@ use crate::measure::{connect, exec, scalar, scalar_i64, timed};
 use crate::report::{self, percent, Noop, RefreshPoint, Results, Streaming, ViewResult};
 use crate::stats::{median, ms};
 use crate::views::{self, View, VIEWS};
-use crate::{backlog, capture, stream, svg};
+use crate::{backlog, capture, steady, stream, svg};
 
 /// Runs everything; Ok(false) when a view failed its oracle or its refresh.
 pub async fn main(args: Args) -> Result<bool, BenchError> {
@@ -115,6 +115,7 @@ async fn bench(args: &Args, dsn: &str) -> Result<Results, BenchError> {
         points.extend(run.change_size(si, fraction).await?);
     }
 
+    let steady = run.steady(&points).await?;
     let noop = run.noop_refreshes().await?;
     let all: Vec<f64> = noop.iter().flat_map(|n| n.samples_ms.clone()).collect();
     let backlog = run.backlog().await?;
@@ -142,6 +143,7 @@ async fn bench(args: &Args, dsn: &str) -> Result<Results, BenchError> {
         noop_refresh: noop,
         noop_refresh_median_ms: median(&all),
         backlog,
+        steady,
         capture: Some(capture),
         streaming: Some(streaming),
         failures: run.failures,
@@ -425,6 +427,54 @@ impl Run<'_> {
         }
         points.iter_mut().for_each(RefreshPoint::summarise);
         Ok(points)
+    }
+
+    /// Batches and refreshes with nothing between them (see `steady`), at 0.1% or the smallest
+    /// size run; every view is checked against its query at the end.
+    async fn steady(
+        &mut self,
+        points: &[RefreshPoint],
+    ) -> Result<Option<steady::Steady>, BenchError> {
+        let Some(fraction) = steady::fraction(&self.args.changes) else {
+            return Ok(None);
+        };
+        let views: Vec<View> = self
+            .live
+            .iter()
+            .filter(|v| steady::takes_part(points, v.name, fraction))
+            .copied()
+            .collect();
+        let mut times = vec![Vec::new(); views.len()];
+        for round in 0..steady::ROUNDS {
+            self.apply_batch(fraction, 900_000 + round as u64).await?;
+            for (v, t) in views.iter().zip(&mut times) {
+                let refresh = format!("REFRESH MATERIALIZED VIEW {}", v.name);
+                t.push(ms(timed(self.client, &refresh).await?));
+            }
+        }
+        for v in &views {
+            let differ = scalar_i64(self.client, &views::oracle_sql(v)).await?;
+            if differ != 0 {
+                self.fail(
+                    v.name,
+                    format!("after the steady series: oracle FAILED, {differ} rows differ"),
+                );
+            }
+        }
+        let views = views
+            .iter()
+            .zip(&times)
+            .map(|(v, t)| steady::summarise(v.name, t, points, fraction))
+            .collect::<Vec<_>>();
+        for s in &views {
+            eprintln!(
+                "[steady] {:<14} first {} ms, then {} ms",
+                s.view,
+                report::fmt_ms(s.first_ms),
+                report::fmt_ms(s.refresh_median_ms)
+            );
+        }
+        Ok(Some(steady::Steady { fraction, views }))
     }
 
     /// V1's refresh of a few rows with the other views of `lineitem` up to date, then behind
