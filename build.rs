@@ -26,12 +26,13 @@
 //! The fix passes the vector's full size.
 //!
 //! The switch: a plan `engine::kept_plan` keeps and runs again must not depend on the data it was
-//! planned over. DuckDB's planner and several optimizers ask a table for its column statistics
-//! through `DuckTableEntry::GetStatistics` and fold what they say into the plan: a column with no
-//! NULL today turns `IS NOT DISTINCT FROM` into `=` in a semi join (filter pushdown), and lets the
-//! deliminator and the subquery planner drop NULL handling. The switch, a flag of the planning
-//! thread, makes that function answer "unknown" (as it does for a column without statistics) while
-//! kept_plan.cpp plans.
+//! planned over. DuckDB's planner and several optimizers ask whether a column can be NULL
+//! (`NotNullExpressionAnalyzer`), which reads the table's statistics, and fold the answer into the
+//! plan: a column with no NULL today turns `IS NOT DISTINCT FROM` into `=` in a semi join (filter
+//! pushdown), and lets the deliminator and the subquery planner drop NULL handling. The switch, a
+//! flag of the planning thread (defined in kept_plan.cpp), makes that question answer "not known"
+//! while kept_plan.cpp plans; join ordering still reads the statistics (its estimates only order
+//! the joins).
 //!
 //! libduckdb-sys compiles DuckDB in unity files; each one that holds a changed file is compiled
 //! again here, with the change and the same flags, into an archive linked whole before libduckdb's:
@@ -61,17 +62,16 @@ const PATCHES: [Patch; 2] = [
         what: "whether the rowid filter fix still applies",
     },
     Patch {
-        unity: "ub_src_catalog_catalog_entry.cpp",
-        file: "src/catalog/catalog_entry/duck_table_entry.cpp",
-        find: "unique_ptr<BaseStatistics> DuckTableEntry::GetStatistics(ClientContext &context, \
-               const StorageIndex &column_id) {",
-        replace: "thread_local bool duckmv_plan_without_statistics = false;\n\
-                  unique_ptr<BaseStatistics> DuckTableEntry::GetStatistics(ClientContext &context, \
-                  const StorageIndex &column_id) {\n\
-                  \tif (duckmv_plan_without_statistics) {\n\
-                  \t\treturn nullptr;\n\
-                  \t}",
-        what: "where the planner reads a table's statistics (kept_plan.cpp's switch)",
+        unity: "ub_src_planner.cpp",
+        file: "src/planner/expression_nullability.cpp",
+        find: "auto stats = table->GetStatistics(context, column_index.GetPrimaryIndex());",
+        replace: "extern thread_local bool duckmv_plan_without_statistics;\n\
+                  \t\tif (duckmv_plan_without_statistics) {\n\
+                  \t\t\treturn false;\n\
+                  \t\t}\n\
+                  \t\tauto stats = table->GetStatistics(context, column_index.GetPrimaryIndex());",
+        what:
+            "where the planner asks a table whether a column can be NULL (kept_plan.cpp's switch)",
     },
 ];
 /// duckmv's own C++ (see `engine::native` and `engine::one_shot`), built with the same flags.

@@ -11,7 +11,7 @@
 // on the current value ranges) are optimizers, switched off here; and the planner and other
 // optimizers ask a table whether a column can be NULL (filter pushdown then turns a semi join's
 // `IS NOT DISTINCT FROM` into `=`, which loses the NULL keys that arrive later), which duckmv's copy
-// of DuckDB's table entry (build.rs) answers with "unknown" while this file plans. A plan made so
+// of DuckDB's nullability analysis (build.rs) answers with "not known" while this file plans. A plan made so
 // depends on nothing but the catalog: the rest of the optimizer rewrites the query by its form, and
 // cardinality estimates only order joins. Such a plan stays right for any data, so it may be run
 // again while the catalog is as it was (DuckDB's own check of the catalog's identity and version,
@@ -55,9 +55,9 @@ namespace duckdb {
 // one (and at the version) a plan was made against.
 bool CheckCatalogIdentity(ClientContext &context, const Identifier &catalog_name,
                           const StatementProperties::CatalogIdentity catalog_identity);
-// Defined in duckmv's copy of duck_table_entry.cpp (build.rs): while set, a table answers "no
-// statistics" to this thread's planning.
-extern thread_local bool duckmv_plan_without_statistics;
+// Read by duckmv's copy of DuckDB's expression_nullability.cpp (build.rs): while set, this
+// thread's planning takes no column for NULL-free from the table's statistics.
+thread_local bool duckmv_plan_without_statistics = false;
 } // namespace duckdb
 
 namespace {
