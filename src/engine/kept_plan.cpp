@@ -219,22 +219,11 @@ extern "C" int32_t duckmv_kept_plan_current(duckdb_connection connection, const 
 extern "C" duckdb_state duckmv_submit_kept_plan(void *kept, const duckdb_value *values, uint64_t n_values,
                                                 duckdb_pending_result *out_result) {
 	auto &prepared = *static_cast<KeptPlan *>(kept)->prepared;
-	auto result = new duckdb::PendingStatementWrapper();
-	result->allow_streaming = false;
-	try {
-		duckdb::vector<duckdb::Value> params;
-		for (uint64_t i = 0; i < n_values; i++) {
-			params.push_back(*reinterpret_cast<const duckdb::Value *>(values[i]));
-		}
-		result->statement = prepared.Submit(params);
-		result->statement->Materialize();
-	} catch (std::exception &ex) {
-		result->statement = duckdb::make_uniq<duckdb::QueryResult>(duckdb::ErrorData(ex));
-	} catch (...) {
-		result->statement = duckdb::make_uniq<duckdb::QueryResult>(duckdb::ErrorData("unknown error"));
-	}
-	*out_result = reinterpret_cast<duckdb_pending_result>(result);
-	return result->statement->HasError() ? DuckDBError : DuckDBSuccess;
+	return duckmv::SubmitPending(out_result, [&](duckdb::PendingStatementWrapper &result) {
+		auto params = duckmv::ParamValues(values, n_values);
+		result.statement = prepared.Submit(params);
+		result.statement->Materialize();
+	});
 }
 
 // Drops a kept plan (and its prepared statement from its connection, when that is still open).

@@ -19,6 +19,7 @@ use duckdb::ffi;
 
 use super::duck::{borrow_c_string, Conn};
 use super::error::EngineError;
+use super::repeated::with_varchar_values;
 use super::result::QueryResult;
 
 extern "C" {
@@ -93,24 +94,13 @@ impl Conn {
             return None;
         };
         self.count_call();
-        // SAFETY: the plan is alive (kept in this connection's map, which nothing changes until
-        // this returns); the values are ours and freed after the submission (DuckDB copies
-        // them); the pending result goes to run_pending.
-        Some(unsafe {
-            let mut values: Vec<ffi::duckdb_value> = params
-                .iter()
-                .map(|v| {
-                    ffi::duckdb_create_varchar_length(v.as_ptr() as *const c_char, v.len() as u64)
-                })
-                .collect();
-            let mut pending: ffi::duckdb_pending_result = ptr::null_mut();
-            let rc =
-                duckmv_submit_kept_plan(kept, values.as_ptr(), values.len() as u64, &mut pending);
-            for v in &mut values {
-                ffi::duckdb_destroy_value(v);
-            }
-            Self::run_pending(rc, pending)
-        })
+        let (rc, pending) = with_varchar_values(params, |values, pending| {
+            // SAFETY: the plan is alive (kept in this connection's map, which nothing changes
+            // until this returns); the values live until it returns.
+            unsafe { duckmv_submit_kept_plan(kept, values.as_ptr(), values.len() as u64, pending) }
+        });
+        // SAFETY: the pending result the submission stored, ours alone.
+        Some(unsafe { Self::run_pending(rc, pending) })
     }
 
     /// The kept plan of `sql`, made now when there is none or the one kept was made against

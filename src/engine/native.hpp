@@ -7,6 +7,7 @@
 #include "duckdb/catalog/catalog.hpp"
 #include "duckdb/common/error_data.hpp"
 #include "duckdb/main/client_context.hpp"
+#include "duckdb/main/capi/capi_internal.hpp"
 #include "duckdb/main/connection.hpp"
 #include "duckdb/parser/parsed_data/create_scalar_function_info.hpp"
 
@@ -34,6 +35,34 @@ char *Guarded(BODY &&body) {
 	} catch (...) {
 		return CMessage("unknown error");
 	}
+}
+
+// The values a C API call hands for a statement's parameters `$1`, `$2`, … (copied).
+inline duckdb::vector<duckdb::Value> ParamValues(const duckdb_value *values, uint64_t n_values) {
+	duckdb::vector<duckdb::Value> params;
+	for (uint64_t i = 0; i < n_values; i++) {
+		params.push_back(*reinterpret_cast<const duckdb::Value *>(values[i]));
+	}
+	return params;
+}
+
+// A pending result for the C API, whose statement `submit` sets (materialized unless it lets it
+// stream); what `submit` throws becomes an error result. Stored in `*out`, to be destroyed with
+// duckdb_destroy_pending whatever this returns: DuckDBError when the statement failed to plan or
+// start (duckdb_pending_error has the message).
+template <class SUBMIT>
+duckdb_state SubmitPending(duckdb_pending_result *out, SUBMIT &&submit) {
+	auto result = new duckdb::PendingStatementWrapper();
+	result->allow_streaming = false;
+	try {
+		submit(*result);
+	} catch (std::exception &ex) {
+		result->statement = duckdb::make_uniq<duckdb::QueryResult>(duckdb::ErrorData(ex));
+	} catch (...) {
+		result->statement = duckdb::make_uniq<duckdb::QueryResult>(duckdb::ErrorData("unknown error"));
+	}
+	*out = reinterpret_cast<duckdb_pending_result>(result);
+	return result->statement->HasError() ? DuckDBError : DuckDBSuccess;
 }
 
 // The client context of a C API connection handle (a duckdb::Connection).

@@ -128,29 +128,18 @@ extern "C" duckdb_state duckmv_submit_parsed(duckdb_connection connection, void 
                                             const duckdb_value *values, uint64_t n_values,
                                             duckdb_pending_result *out_result) {
 	duckdb::unique_ptr<duckdb::SQLStatement> owned(static_cast<duckdb::SQLStatement *>(statement));
-	auto result = new duckdb::PendingStatementWrapper();
-	result->allow_streaming = false;
-	try {
+	return duckmv::SubmitPending(out_result, [&](duckdb::PendingStatementWrapper &result) {
 		auto &conn = *reinterpret_cast<duckdb::Connection *>(connection);
 		auto type = owned->type;
 		if (n_values == 0) {
-			result->statement = conn.Submit(std::move(owned));
+			result.statement = conn.Submit(std::move(owned));
 		} else {
-			duckdb::vector<duckdb::Value> params;
-			for (uint64_t i = 0; i < n_values; i++) {
-				params.push_back(*reinterpret_cast<const duckdb::Value *>(values[i]));
-			}
-			result->statement = conn.Submit(std::move(owned), params);
+			auto params = duckmv::ParamValues(values, n_values);
+			result.statement = conn.Submit(std::move(owned), params);
 		}
-		result->allow_streaming = duckdb::StreamsByDefault(type, *result->statement);
-		if (!result->allow_streaming) {
-			result->statement->Materialize();
+		result.allow_streaming = duckdb::StreamsByDefault(type, *result.statement);
+		if (!result.allow_streaming) {
+			result.statement->Materialize();
 		}
-	} catch (std::exception &ex) {
-		result->statement = duckdb::make_uniq<duckdb::QueryResult>(duckdb::ErrorData(ex));
-	} catch (...) {
-		result->statement = duckdb::make_uniq<duckdb::QueryResult>(duckdb::ErrorData("unknown error"));
-	}
-	*out_result = reinterpret_cast<duckdb_pending_result>(result);
-	return result->statement->HasError() ? DuckDBError : DuckDBSuccess;
+	});
 }

@@ -87,28 +87,21 @@ impl Conn {
             return self.run_prepared(sql, params);
         };
         self.count_call();
-        // SAFETY: the copy is ours and taken over by the submission; the values are ours and
-        // freed after it (DuckDB copies them); the pending result goes to run_pending.
-        unsafe {
-            let mut values: Vec<ffi::duckdb_value> = params
-                .iter()
-                .map(|v| {
-                    ffi::duckdb_create_varchar_length(v.as_ptr() as *const c_char, v.len() as u64)
-                })
-                .collect();
-            let mut pending: ffi::duckdb_pending_result = ptr::null_mut();
-            let rc = duckmv_submit_parsed(
-                self.raw(),
-                statement,
-                values.as_ptr(),
-                values.len() as u64,
-                &mut pending,
-            );
-            for v in &mut values {
-                ffi::duckdb_destroy_value(v);
+        let (rc, pending) = with_varchar_values(params, |values, pending| {
+            // SAFETY: the copy is ours and taken over by the submission; the values live until
+            // it returns.
+            unsafe {
+                duckmv_submit_parsed(
+                    self.raw(),
+                    statement,
+                    values.as_ptr(),
+                    values.len() as u64,
+                    pending,
+                )
             }
-            Self::run_pending(rc, pending)
-        }
+        });
+        // SAFETY: the pending result the submission stored, ours alone.
+        unsafe { Self::run_pending(rc, pending) }
     }
 
     /// What does not parse as one statement goes through prepare, which reports why as it
@@ -119,6 +112,27 @@ impl Conn {
             p.bind(i + 1, &ParamValue::Text(v.clone()))?;
         }
         self.execute(&p)
+    }
+}
+
+/// Calls `submit` with `params` as DuckDB VARCHAR values (freed after it returns: DuckDB copies
+/// what it keeps) and a place for the pending result, which goes to `run_pending`.
+pub(super) fn with_varchar_values(
+    params: &[String],
+    submit: impl FnOnce(&[ffi::duckdb_value], *mut ffi::duckdb_pending_result) -> ffi::duckdb_state,
+) -> (ffi::duckdb_state, ffi::duckdb_pending_result) {
+    // SAFETY: each value is made from a live string with its length, and destroyed once.
+    unsafe {
+        let mut values: Vec<ffi::duckdb_value> = params
+            .iter()
+            .map(|v| ffi::duckdb_create_varchar_length(v.as_ptr() as *const c_char, v.len() as u64))
+            .collect();
+        let mut pending: ffi::duckdb_pending_result = ptr::null_mut();
+        let rc = submit(&values, &mut pending);
+        for v in &mut values {
+            ffi::duckdb_destroy_value(v);
+        }
+        (rc, pending)
     }
 }
 
