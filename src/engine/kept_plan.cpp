@@ -38,6 +38,8 @@
 
 #include "native.hpp"
 #include "duckdb/common/enums/optimizer_type.hpp"
+#include "duckdb/execution/operator/scan/physical_table_scan.hpp"
+#include "duckdb/execution/physical_plan_generator.hpp"
 #include "duckdb/main/capi/capi_internal.hpp"
 #include "duckdb/main/client_data.hpp"
 #include "duckdb/main/config.hpp"
@@ -140,6 +142,38 @@ duckdb::shared_ptr<duckdb::PreparedStatementData> PlannedData(duckdb::ClientCont
 	return entry == held.end() ? nullptr : entry->second;
 }
 
+// Every operator of a physical plan under `op`, `op` first.
+void CollectOperators(const duckdb::PhysicalOperator &op,
+                      duckdb::vector<duckdb::const_reference<duckdb::PhysicalOperator>> &out) {
+	out.push_back(op);
+	for (auto &child : op.GetChildren()) {
+		CollectOperators(child.get(), out);
+	}
+}
+
+// Drops the filters the plan's hash joins pushed into its table scans at its last run (the build
+// side's key range, its row ids), which point into that run's join state. A plan made for one run
+// starts without them. A kept plan kept them, and DuckDB frees a join's state when it builds the
+// pipelines again but clears the join's filters only when the join's build starts; a scan whose
+// pipeline DuckDB initializes when it schedules it copied the stale filters first, and the server
+// died in that scan's zone-map check (tests/soak.rs, about one run in fifteen).
+void ClearRuntimeFilters(duckdb::PhysicalPlan &plan) {
+	duckdb::vector<duckdb::const_reference<duckdb::PhysicalOperator>> ops;
+	CollectOperators(plan.Root(), ops);
+	for (auto &op : ops) {
+		if (op.get().type != duckdb::PhysicalOperatorType::TABLE_SCAN) {
+			continue;
+		}
+		auto &filters = op.get().Cast<duckdb::PhysicalTableScan>().dynamic_filters;
+		if (!filters) {
+			continue;
+		}
+		for (auto &pusher : ops) {
+			filters->ClearFilters(pusher.get());
+		}
+	}
+}
+
 } // namespace
 
 // Registers the optimizer extension that keeps plans, once per database (before any planning
@@ -220,6 +254,11 @@ extern "C" duckdb_state duckmv_submit_kept_plan(void *kept, const duckdb_value *
                                                 duckdb_pending_result *out_result) {
 	auto &prepared = *static_cast<KeptPlan *>(kept)->prepared;
 	return duckmv::SubmitPending(out_result, [&](duckdb::PendingStatementWrapper &result) {
+		auto context = prepared.TryGetContext();
+		auto data = context ? PlannedData(*context, prepared) : nullptr;
+		if (data && data->physical_plan) {
+			ClearRuntimeFilters(*data->physical_plan);
+		}
 		auto params = duckmv::ParamValues(values, n_values);
 		result.statement = prepared.Submit(params);
 		result.statement->Materialize();
