@@ -105,33 +105,38 @@ void KeepThePlan(duckdb::OptimizerExtensionInput &input, duckdb::unique_ptr<duck
 	}
 }
 
-// Prepares with the data-dependent optimizers switched off and the plan kept, one planning at a
-// time.
-duckdb::unique_ptr<duckdb::PreparedStatement> PrepareKept(duckdb::Connection &conn,
-                                                         const duckdb::SQLStatement &parsed) {
-	auto &config = duckdb::DBConfig::GetConfig(*conn.context);
-	std::lock_guard<std::mutex> guard(planning_lock);
-	auto before = config.GetDisabledOptimizers();
-	auto off = before;
-	for (auto type : DATA_DEPENDENT) {
-		off.insert(type);
+// For its lifetime, this thread plans to keep: the data-dependent optimizers are off for the
+// database (restored after; one such planning at a time), the nullability question answers "not
+// known", and the plan is kept.
+class KeptPlanning {
+public:
+	explicit KeptPlanning(duckdb::DBConfig &config_p)
+	    : guard(planning_lock), config(config_p), before(config.GetDisabledOptimizers()) {
+		auto off = before;
+		for (auto type : DATA_DEPENDENT) {
+			off.insert(type);
+		}
+		config.SetDisabledOptimizers(off);
+		keeping = true;
+		duckdb::duckmv_plan_without_statistics = true;
 	}
-	config.SetDisabledOptimizers(off);
-	keeping = true;
-	duckdb::duckmv_plan_without_statistics = true;
-	duckdb::unique_ptr<duckdb::PreparedStatement> prepared;
-	try {
-		prepared = conn.Prepare(parsed.Copy());
-	} catch (...) {
+	~KeptPlanning() {
 		keeping = false;
 		duckdb::duckmv_plan_without_statistics = false;
 		config.SetDisabledOptimizers(before);
-		throw;
 	}
-	keeping = false;
-	duckdb::duckmv_plan_without_statistics = false;
-	config.SetDisabledOptimizers(before);
-	return prepared;
+
+private:
+	std::lock_guard<std::mutex> guard;
+	duckdb::DBConfig &config;
+	duckdb::set<duckdb::OptimizerType> before;
+};
+
+// Prepares `parsed` with its plan kept.
+duckdb::unique_ptr<duckdb::PreparedStatement> PrepareKept(duckdb::Connection &conn,
+                                                         const duckdb::SQLStatement &parsed) {
+	KeptPlanning planning(duckdb::DBConfig::GetConfig(*conn.context));
+	return conn.Prepare(parsed.Copy());
 }
 
 // The planned data of a prepared statement of `context`, NULL when it no longer holds it.

@@ -114,7 +114,6 @@ impl Conn {
         match plans.get(sql) {
             Some(None) => return Ok(Plan::Parse),
             // SAFETY: the plan belongs to this connection.
-            // SAFETY: the plan belongs to this connection.
             Some(Some(p)) if unsafe { duckmv_kept_plan_current(self.raw(), p.0) } != 0 => {
                 return Ok(Plan::Kept(p.0))
             }
