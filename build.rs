@@ -100,7 +100,10 @@ fn main() {
         .to_path_buf();
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
 
-    let units: Vec<PathBuf> = PATCHES.iter().map(|p| apply(p, &duckdb, &out)).collect();
+    let units: Vec<PathBuf> = unities()
+        .into_iter()
+        .map(|u| apply(u, &duckdb, &out))
+        .collect();
 
     // The flags libduckdb-sys's bundled build uses (build_bundled_cc.rs), for the extensions
     // duckmv enables (core_functions always, json by feature).
@@ -128,34 +131,49 @@ fn main() {
     println!("cargo:rustc-link-lib=static:+whole-archive=duckmv_duckdb_fixes");
 }
 
-/// Writes the changed file and its unity file again with the changed file in place of the
-/// original; returns the unity file to compile.
-fn apply(patch: &Patch, duckdb: &Path, out: &Path) -> PathBuf {
-    let original =
-        std::fs::read_to_string(duckdb.join(patch.file)).expect("read the DuckDB source");
-    assert_eq!(
-        original.matches(patch.find).count(),
-        1,
-        "the bundled DuckDB changed {}: check {}",
-        patch.file,
-        patch.what
-    );
-    let name = Path::new(patch.file).file_name().unwrap();
-    let changed = out.join(name);
-    std::fs::write(&changed, original.replace(patch.find, patch.replace)).unwrap();
+/// The unity files that hold a changed file, each once.
+fn unities() -> Vec<&'static str> {
+    let mut unities: Vec<&str> = PATCHES.iter().map(|p| p.unity).collect();
+    unities.sort_unstable();
+    unities.dedup();
+    unities
+}
 
-    let unity = std::fs::read_to_string(duckdb.join(patch.unity)).expect("read the unity file");
+/// Writes each changed file of `unity` with its changes, and the unity file again with the
+/// changed files in place of the originals; returns the unity file to compile.
+fn apply(unity: &str, duckdb: &Path, out: &Path) -> PathBuf {
+    let patches: Vec<&Patch> = PATCHES.iter().filter(|p| p.unity == unity).collect();
+    let mut files: Vec<&str> = patches.iter().map(|p| p.file).collect();
+    files.sort_unstable();
+    files.dedup();
+    for file in &files {
+        let mut text = std::fs::read_to_string(duckdb.join(file)).expect("read the DuckDB source");
+        for patch in patches.iter().filter(|p| p.file == *file) {
+            assert_eq!(
+                text.matches(patch.find).count(),
+                1,
+                "the bundled DuckDB changed {}: check {}",
+                patch.file,
+                patch.what
+            );
+            text = text.replace(patch.find, patch.replace);
+        }
+        std::fs::write(out.join(changed_name(file)), text).unwrap();
+    }
+
+    let original = std::fs::read_to_string(duckdb.join(unity)).expect("read the unity file");
     let mut patched = String::new();
-    let mut replaced = false;
-    for line in unity.lines() {
+    let mut replaced = 0;
+    for line in original.lines() {
         let included = line
             .trim()
             .strip_prefix("#include \"")
             .and_then(|l| l.strip_suffix('"'));
         match included {
-            Some(f) if f == patch.file => {
+            Some(f) if files.contains(&f) => {
+                let changed = out.join(changed_name(f));
                 patched.push_str(&format!("#include \"{}\"\n", changed.display()));
-                replaced = true;
+                replaced += 1;
             }
             Some(path) => {
                 patched.push_str(&format!("#include \"{}\"\n", duckdb.join(path).display()))
@@ -163,14 +181,20 @@ fn apply(patch: &Patch, duckdb: &Path, out: &Path) -> PathBuf {
             None => patched.push_str(&format!("{line}\n")),
         }
     }
-    assert!(
+    assert_eq!(
         replaced,
-        "{} no longer includes {}",
-        patch.unity, patch.file
+        files.len(),
+        "{unity} no longer includes {files:?}"
     );
-    let patched_unity = out.join(patch.unity);
+    let patched_unity = out.join(unity);
     std::fs::write(&patched_unity, patched).unwrap();
     patched_unity
+}
+
+/// Where a changed file is written: its path with `/` as `_`, so that two files of one name
+/// in different directories stay apart.
+fn changed_name(file: &str) -> String {
+    file.replace('/', "_")
 }
 
 /// The include directories of DuckDB's base and of the linked extensions, from its manifest.
