@@ -1,5 +1,6 @@
-//! Compiles two changes to the bundled DuckDB 2.0.0 and links them in place of the original code
-//! (a fix for a memory-corruption bug, and a switch for planning without the tables' statistics);
+//! Compiles three changes to the bundled DuckDB 2.0.0 and links them in place of the original code
+//! (a fix for a memory-corruption bug, a switch for planning without the tables' statistics, and
+//! a record of the catalog entries a planning binds to);
 //! and, with the same flags, duckmv's own C++ against DuckDB's internals (`src/engine/*.cpp`: the
 //! functions `engine::native` registers, `engine::one_shot` and `engine::kept_plan`).
 //!
@@ -34,6 +35,13 @@
 //! while kept_plan.cpp plans; join ordering still reads the statistics (its estimates only order
 //! the joins).
 //!
+//! The record: a kept plan stays right while every catalog entry its binding looked up (tables,
+//! views, functions, types, schemas) is the one a binding would find. DuckDB's binder hands each
+//! entry it looks up to a callback of its `CatalogEntryRetriever`, which only DuckDB sets (for
+//! the dependencies of a view or macro being created); the change sets it on a statement's first
+//! binder, from a variable of the planning thread (defined in kept_plan.cpp), and every binder
+//! under it inherits it.
+//!
 //! libduckdb-sys compiles DuckDB in unity files; each one that holds a changed file is compiled
 //! again here, with the change and the same flags, into an archive linked whole before libduckdb's:
 //! its definitions are present first, so the linker never takes the original member from
@@ -53,7 +61,7 @@ struct Patch {
     what: &'static str,
 }
 
-const PATCHES: [Patch; 2] = [
+const PATCHES: [Patch; 3] = [
     Patch {
         unity: "ub_src_storage_table.cpp",
         file: "src/storage/table/row_id_column_data.cpp",
@@ -72,6 +80,19 @@ const PATCHES: [Patch; 2] = [
                   \t\tauto stats = table->GetStatistics(context, column_index.GetPrimaryIndex());",
         what:
             "where the planner asks a table whether a column can be NULL (kept_plan.cpp's switch)",
+    },
+    Patch {
+        unity: "ub_src_planner.cpp",
+        file: "src/planner/binder.cpp",
+        find: "\tIncreaseDepth();\n\tif (parent) {\n",
+        replace: "\tIncreaseDepth();\n\
+                  \textern thread_local catalog_entry_callback_t *duckmv_catalog_lookups;\n\
+                  \tif (!parent && duckmv_catalog_lookups) {\n\
+                  \t\tentry_retriever.SetCallback(*duckmv_catalog_lookups);\n\
+                  \t}\n\
+                  \tif (parent) {\n",
+        what: "where a statement's first binder is made (kept_plan.cpp's record of the catalog \
+               entries a plan was bound to)",
     },
 ];
 /// duckmv's own C++ (see `engine::native` and `engine::one_shot`), built with the same flags.

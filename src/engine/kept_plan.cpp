@@ -15,7 +15,8 @@
 // depends on nothing but the catalog: the rest of the optimizer rewrites the query by its form, and
 // cardinality estimates only order joins. Such a plan stays right for any data, so it may be run
 // again while the catalog is as it was (DuckDB's own check of the catalog's identity and version,
-// as for any prepared statement).
+// as for any prepared statement), and after DDL that left every catalog entry its binding looked
+// up as it was (the entries are recorded while it plans, through duckmv's copy of the binder).
 //
 // A statement whose binding asks for a new plan at every run (a function whose value is fixed per
 // query, such as now(), folded into the plan; a scan that cannot be cached) is not kept.
@@ -37,18 +38,26 @@
 // without them too: its plan is right, and made again at its next run anyway.
 
 #include "native.hpp"
+#include "duckdb/catalog/catalog.hpp"
+#include "duckdb/catalog/catalog_entry.hpp"
+#include "duckdb/catalog/catalog_entry/schema_catalog_entry.hpp"
+#include "duckdb/catalog/catalog_entry_retriever.hpp"
 #include "duckdb/common/enums/optimizer_type.hpp"
+#include "duckdb/common/exception/binder_exception.hpp"
 #include "duckdb/execution/operator/scan/physical_table_scan.hpp"
 #include "duckdb/execution/physical_plan_generator.hpp"
+#include "duckdb/main/attached_database.hpp"
 #include "duckdb/main/capi/capi_internal.hpp"
 #include "duckdb/main/client_data.hpp"
 #include "duckdb/main/config.hpp"
+#include "duckdb/main/database_manager.hpp"
 #include "duckdb/main/prepared_statement.hpp"
 #include "duckdb/main/prepared_statement_data.hpp"
 #include "duckdb/optimizer/optimizer_extension.hpp"
 #include "duckdb/parser/sql_statement.hpp"
 #include "duckdb/parser/statement/execute_statement.hpp"
 #include "duckdb/planner/operator/logical_prepare.hpp"
+#include "duckdb/transaction/transaction.hpp"
 
 #include <mutex>
 
@@ -60,6 +69,9 @@ bool CheckCatalogIdentity(ClientContext &context, const Identifier &catalog_name
 // Read by duckmv's copy of DuckDB's expression_nullability.cpp (build.rs): while set, this
 // thread's planning takes no column for NULL-free from the table's statistics.
 thread_local bool duckmv_plan_without_statistics = false;
+// Read by duckmv's copy of DuckDB's binder.cpp (build.rs): while set, every catalog entry the
+// bindings of this thread look up is handed to it.
+thread_local catalog_entry_callback_t *duckmv_catalog_lookups = nullptr;
 } // namespace duckdb
 
 namespace {
@@ -77,9 +89,48 @@ std::mutex planning_lock;
 // Set while this thread prepares a statement to keep its plan.
 thread_local bool keeping = false;
 
-// A kept plan: its prepared statement (which holds its name in the connection).
+// What a lookup found: an entry's address and oid (an ALTER or a CREATE OR REPLACE makes a new
+// entry with a new oid), or nothing. Only compared, never followed: the entry may be gone.
+struct Found {
+	const duckdb::CatalogEntry *entry = nullptr;
+	duckdb::idx_t oid = 0;
+
+	bool operator==(const Found &other) const {
+		return entry == other.entry && oid == other.oid;
+	}
+};
+
+Found FoundOf(const duckdb::CatalogEntry *entry) {
+	return entry ? Found {entry, entry->oid} : Found {};
+}
+
+// What `name` finds for a lookup of `type` in `context`'s transaction, through the session's
+// search path for the parts it leaves out.
+Found Find(duckdb::ClientContext &context, duckdb::CatalogType type, duckdb::QualifiedName name) {
+	return FoundOf(duckdb::Catalog::GetEntry(context, duckdb::EntryLookupInfo(type, std::move(name)),
+	                                         duckdb::OnEntryNotFound::RETURN_NULL)
+	                   .get());
+}
+
+// A catalog entry a plan was bound to, and what its name found when the plan was made: with its
+// catalog left out and with its name alone. A table made since in a schema or catalog searched
+// first changes what one of them finds.
+struct Dependency {
+	duckdb::CatalogType type;
+	duckdb::Identifier catalog;
+	duckdb::Identifier schema;
+	duckdb::Identifier name;
+	Found entry;
+	Found by_schema;
+	Found by_name;
+};
+
+// A kept plan: its prepared statement (which holds its name in the connection), and the catalog
+// entries its binding looked up (None when one could not be named: then any change of the
+// catalog makes it plan again).
 struct KeptPlan {
 	duckdb::unique_ptr<duckdb::PreparedStatement> prepared;
+	duckdb::unique_ptr<duckdb::vector<Dependency>> dependencies;
 };
 
 // Statements that read or write rows: others (DDL, settings, transactions) gain nothing from a
@@ -132,11 +183,106 @@ private:
 	duckdb::set<duckdb::OptimizerType> before;
 };
 
-// Prepares `parsed` with its plan kept.
+// For its lifetime, records the catalog entries this thread's bindings look up: the tables,
+// views, functions, types and schemas a plan made now depends on.
+class LookupRecord {
+public:
+	explicit LookupRecord(duckdb::ClientContext &context_p)
+	    : context(context_p), callback([this](duckdb::CatalogEntry &entry) { Add(entry); }) {
+		duckdb::duckmv_catalog_lookups = &callback;
+	}
+	~LookupRecord() {
+		duckdb::duckmv_catalog_lookups = nullptr;
+	}
+	LookupRecord(const LookupRecord &) = delete;
+	LookupRecord &operator=(const LookupRecord &) = delete;
+
+	// What was recorded; NULL when an entry could not be named.
+	duckdb::unique_ptr<duckdb::vector<Dependency>> Take() {
+		if (!complete) {
+			return nullptr;
+		}
+		return duckdb::make_uniq<duckdb::vector<Dependency>>(std::move(entries));
+	}
+
+private:
+	void Add(duckdb::CatalogEntry &entry) {
+		for (auto &known : entries) {
+			if (known.entry.entry == &entry) {
+				return;
+			}
+		}
+		try {
+			Dependency dependency {entry.type, entry.ParentCatalog().GetName(), duckdb::Identifier(),
+			                       entry.name, Found {&entry, entry.oid}, Found {}, Found {}};
+			if (entry.type != duckdb::CatalogType::SCHEMA_ENTRY) {
+				dependency.schema = entry.ParentSchema().name;
+				dependency.by_schema = Find(context, entry.type,
+				                            duckdb::QualifiedName(duckdb::Identifier::InvalidCatalog(),
+				                                                  dependency.schema, dependency.name));
+				dependency.by_name = Find(context, entry.type, duckdb::QualifiedName(dependency.name));
+			}
+			entries.push_back(std::move(dependency));
+		} catch (...) {
+			complete = false;
+		}
+	}
+
+	duckdb::ClientContext &context;
+	duckdb::catalog_entry_callback_t callback;
+	duckdb::vector<Dependency> entries;
+	bool complete = true;
+};
+
+// Prepares `parsed` with its plan kept; `*dependencies` gets the catalog entries it was bound to.
 duckdb::unique_ptr<duckdb::PreparedStatement> PrepareKept(duckdb::Connection &conn,
-                                                         const duckdb::SQLStatement &parsed) {
+                                                         const duckdb::SQLStatement &parsed,
+                                                         duckdb::unique_ptr<duckdb::vector<Dependency>> &dependencies) {
 	KeptPlanning planning(duckdb::DBConfig::GetConfig(*conn.context));
-	return conn.Prepare(parsed.Copy());
+	LookupRecord record(*conn.context);
+	auto prepared = conn.Prepare(parsed.Copy());
+	dependencies = record.Take();
+	return prepared;
+}
+
+// Whether a binding in `context` would find the entry `dependency` names as the plan's binding
+// did: its qualified name gives the very entry, and its name with the catalog left out and alone
+// find what they found then.
+bool StillBound(duckdb::ClientContext &context, const Dependency &dependency) {
+	if (dependency.type == duckdb::CatalogType::SCHEMA_ENTRY) {
+		return FoundOf(duckdb::Catalog::GetSchema(context, dependency.catalog, dependency.name,
+		                                          duckdb::OnEntryNotFound::RETURN_NULL)
+		                   .get()) == dependency.entry;
+	}
+	auto qualified = duckdb::QualifiedName(dependency.catalog, dependency.schema, dependency.name);
+	auto by_schema =
+	    duckdb::QualifiedName(duckdb::Identifier::InvalidCatalog(), dependency.schema, dependency.name);
+	return Find(context, dependency.type, qualified) == dependency.entry &&
+	       Find(context, dependency.type, by_schema) == dependency.by_schema &&
+	       Find(context, dependency.type, duckdb::QualifiedName(dependency.name)) == dependency.by_name;
+}
+
+// The identity DuckDB's check compares for the catalog `name`, as `context`'s transaction sees it.
+duckdb::StatementProperties::CatalogIdentity CurrentIdentity(duckdb::ClientContext &context,
+                                                             const duckdb::Identifier &name) {
+	auto database = duckdb::DatabaseManager::Get(context).GetDatabase(context, name);
+	if (!database) {
+		throw duckdb::BinderException("database %s is no longer attached", name);
+	}
+	duckdb::Transaction::Get(context, *database);
+	auto &catalog = database->GetCatalog();
+	return {catalog.GetOid(), catalog.GetCatalogVersion(context)};
+}
+
+// Marks the plan as made against the catalogs as they are now, so that DuckDB's check at its run
+// passes: after DDL that left every entry it was bound to as it was.
+void Recertify(duckdb::ClientContext &context, duckdb::PreparedStatementData &data) {
+	for (auto &it : data.properties.read_databases) {
+		it.second = CurrentIdentity(context, it.first);
+	}
+	for (auto &it : data.properties.modified_databases) {
+		it.second.identity = CurrentIdentity(context, it.first);
+	}
 }
 
 // The planned data of a prepared statement of `context`, NULL when it no longer holds it.
@@ -204,7 +350,8 @@ extern "C" void *duckmv_keep_plan(duckdb_connection connection, const void *stat
 		if (!ReadsOrWritesRows(parsed.type)) {
 			return nullptr;
 		}
-		auto prepared = PrepareKept(conn, parsed);
+		duckdb::unique_ptr<duckdb::vector<Dependency>> dependencies;
+		auto prepared = PrepareKept(conn, parsed, dependencies);
 		if (prepared->HasError()) {
 			*out_error = duckmv::CMessage(prepared->GetError());
 			return nullptr;
@@ -213,7 +360,7 @@ extern "C" void *duckmv_keep_plan(duckdb_connection connection, const void *stat
 		if (!data || !data->physical_plan || data->properties.always_require_rebind) {
 			return nullptr;
 		}
-		return new KeptPlan {std::move(prepared)};
+		return new KeptPlan {std::move(prepared), std::move(dependencies)};
 	} catch (std::exception &ex) {
 		*out_error = duckmv::CMessage(duckdb::ErrorData(ex).Message());
 		return nullptr;
@@ -224,29 +371,42 @@ extern "C" void *duckmv_keep_plan(duckdb_connection connection, const void *stat
 }
 
 // Whether the kept plan was made against the catalogs it reads and writes as `connection`'s open
-// transaction sees them: 1 yes, 0 no (plan it again), -1 unknown (no transaction is open). Only a
-// hint for keeping plans fresh: DuckDB makes the same check at every run and plans the statement
-// anew, for that run, when it fails.
-extern "C" int32_t duckmv_kept_plan_current(duckdb_connection connection, const void *kept) {
+// transaction sees them: 1 yes, 0 no (plan it again), -1 unknown (no transaction is open).
+// DuckDB makes the same check at every run and plans the statement anew, for that run, when it
+// fails; it compares the catalogs' versions, which any DDL moves on. When the version moved but
+// every entry the plan was bound to is still the one a binding would find, the plan is marked
+// as made against the catalog as it is, and kept: DDL on other tables (a user's CREATE TABLE, a
+// full refresh's swap of another view's storage) no longer makes every session plan again.
+extern "C" int32_t duckmv_kept_plan_current(duckdb_connection connection, const void *kept_p) {
 	try {
 		auto &context = duckmv::ContextOf(connection);
-		auto data = PlannedData(context, *static_cast<const KeptPlan *>(kept)->prepared);
+		auto &kept = *static_cast<const KeptPlan *>(kept_p);
+		auto data = PlannedData(context, *kept.prepared);
 		if (!data || data->properties.always_require_rebind) {
 			return 0;
 		}
 		if (!context.transaction.HasActiveTransaction()) {
 			return -1;
 		}
+		bool same = true;
 		for (auto &it : data->properties.read_databases) {
-			if (!duckdb::CheckCatalogIdentity(context, it.first, it.second)) {
-				return 0;
-			}
+			same = same && duckdb::CheckCatalogIdentity(context, it.first, it.second);
 		}
 		for (auto &it : data->properties.modified_databases) {
-			if (!duckdb::CheckCatalogIdentity(context, it.first, it.second.identity)) {
+			same = same && duckdb::CheckCatalogIdentity(context, it.first, it.second.identity);
+		}
+		if (same) {
+			return 1;
+		}
+		if (!kept.dependencies) {
+			return 0;
+		}
+		for (auto &dependency : *kept.dependencies) {
+			if (!StillBound(context, dependency)) {
 				return 0;
 			}
 		}
+		Recertify(context, *data);
 		return 1;
 	} catch (...) {
 		return 0;

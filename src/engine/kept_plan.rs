@@ -10,7 +10,7 @@
 //! A statement whose binding wants a new plan at every run (now(), …) is not kept; it goes on as a
 //! parse submitted at each run (`repeated`).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::os::raw::{c_char, c_void};
 use std::ptr;
@@ -41,9 +41,10 @@ extern "C" {
 /// More distinct statements than this on one connection and its plans start again from empty.
 const MAX_PLANS: usize = 256;
 
-/// One connection's kept plans by SQL text; None for a text whose plan cannot be kept.
+/// One connection's kept plans by SQL text (None for a text whose plan cannot be kept), and how
+/// many plannings it made.
 #[derive(Default)]
-pub struct KeptPlans(RefCell<HashMap<String, Option<KeptPlan>>>);
+pub struct KeptPlans(RefCell<HashMap<String, Option<KeptPlan>>>, Cell<u64>);
 
 impl KeptPlans {
     /// Drops every plan (before the connection closes).
@@ -54,6 +55,11 @@ impl KeptPlans {
     #[cfg(test)]
     fn kept(&self) -> usize {
         self.0.borrow().values().filter(|p| p.is_some()).count()
+    }
+
+    #[cfg(test)]
+    fn plannings(&self) -> u64 {
+        self.1.get()
     }
 }
 
@@ -110,7 +116,8 @@ impl Conn {
         sql: &str,
         parsed: impl FnOnce() -> Option<*mut c_void>,
     ) -> Result<Plan, EngineError> {
-        let mut plans = self.kept_plans().0.borrow_mut();
+        let kept_plans = self.kept_plans();
+        let mut plans = kept_plans.0.borrow_mut();
         match plans.get(sql) {
             Some(None) => return Ok(Plan::Parse),
             // SAFETY: the plan belongs to this connection.
@@ -124,6 +131,7 @@ impl Conn {
         let Some(statement) = parsed() else {
             return Ok(Plan::Parse);
         };
+        kept_plans.1.set(kept_plans.1.get() + 1);
         let mut error: *mut c_char = ptr::null_mut();
         // SAFETY: the copy is ours; planning reads it and we destroy it after.
         let kept = unsafe {

@@ -172,3 +172,124 @@ fn a_kept_plan_matches_null_keys_that_arrive_after_it_was_made() {
     c.exec("COMMIT").unwrap();
     assert_eq!(c.kept_plans().kept(), 1, "the plan was kept and run again");
 }
+
+/// Runs `sql` from its kept plan in a transaction of its own, and what a fresh plan of the same
+/// text answers in the same state.
+fn kept_and_fresh(c: &crate::engine::Conn, sql: &str) -> (String, String) {
+    c.exec("BEGIN").unwrap();
+    let kept = first(c.run_repeated(sql, &[]).unwrap());
+    let fresh = first(c.query(sql).unwrap());
+    c.exec("COMMIT").unwrap();
+    (kept, fresh)
+}
+
+/// DDL on tables a plan does not read (another session's CREATE TABLE, DROP, a view made and
+/// dropped) leaves the plan kept: it is not planned again, and still answers for the data. Also
+/// for a table named with its schema whose bare name means another table (as `_duckmv.views`
+/// and the catalog view `duckmv.views` in the server).
+#[test]
+fn a_plan_outlives_ddl_on_other_tables() {
+    let db = Database::open(":memory:").unwrap();
+    let c = db.connect().unwrap();
+    let other = db.connect().unwrap();
+    c.exec("CREATE TABLE t AS SELECT range AS a FROM range(5)")
+        .unwrap();
+    c.exec("CREATE SCHEMA s0").unwrap();
+    c.exec("CREATE TABLE s0.t AS SELECT 1 AS a").unwrap();
+    let read = "SELECT sum(a) FROM t";
+    let write = "INSERT INTO t VALUES (100)";
+    let qualified = "SELECT sum(a) FROM s0.t";
+    assert_eq!(kept_and_fresh(&c, read).0, "10");
+    assert_eq!(kept_and_fresh(&c, qualified).0, "1");
+    c.exec("BEGIN").unwrap();
+    c.run_repeated(write, &[]).unwrap();
+    c.exec("COMMIT").unwrap();
+    assert_eq!(c.kept_plans().plannings(), 3);
+    for ddl in [
+        "CREATE TABLE u AS SELECT 1 AS x",
+        "CREATE VIEW w AS SELECT x FROM u",
+        "DROP VIEW w",
+        "DROP TABLE u",
+        "CREATE SCHEMA s",
+    ] {
+        other.exec(ddl).unwrap();
+        c.exec("BEGIN").unwrap();
+        c.run_repeated(write, &[]).unwrap();
+        c.exec("COMMIT").unwrap();
+        for sql in [read, qualified] {
+            let (kept, fresh) = kept_and_fresh(&c, sql);
+            assert_eq!(kept, fresh, "{sql} after {ddl}");
+        }
+    }
+    assert_eq!(kept_and_fresh(&c, read).0, "610");
+    assert_eq!(
+        c.kept_plans().plannings(),
+        3,
+        "DDL on other tables made a session plan again"
+    );
+}
+
+/// A plan is made again when an entry it was bound to changes: a column added to its table, a
+/// view or macro it reads made again with another body. Each run answers as a fresh plan would.
+#[test]
+fn a_plan_follows_the_entries_it_was_bound_to() {
+    let db = Database::open(":memory:").unwrap();
+    let c = db.connect().unwrap();
+    let other = db.connect().unwrap();
+    c.exec("CREATE TABLE t AS SELECT range AS a FROM range(6)")
+        .unwrap();
+    c.exec("CREATE VIEW w AS SELECT a FROM t WHERE a > 1")
+        .unwrap();
+    c.exec("CREATE MACRO twice(x) AS x * 2").unwrap();
+    let sqls = [
+        "SELECT count(*) || ':' || sum(a) FROM (SELECT * FROM t)",
+        "SELECT sum(a) FROM w",
+        "SELECT sum(twice(a)) FROM t",
+    ];
+    let answers = |c: &crate::engine::Conn| -> Vec<String> {
+        sqls.iter()
+            .map(|sql| {
+                let (kept, fresh) = kept_and_fresh(c, sql);
+                assert_eq!(kept, fresh, "{sql}");
+                kept
+            })
+            .collect()
+    };
+    assert_eq!(answers(&c), ["6:15", "14", "30"]);
+    for ddl in [
+        "ALTER TABLE t ADD COLUMN b INTEGER DEFAULT 7",
+        "CREATE OR REPLACE VIEW w AS SELECT a FROM t WHERE a > 3",
+        "CREATE OR REPLACE MACRO twice(x) AS x * 3",
+    ] {
+        other.exec(ddl).unwrap();
+        answers(&c);
+    }
+    assert_eq!(answers(&c), ["6:15", "9", "45"]);
+    // Rows written since go to the table's new storage (ALTER made it), which a plan bound to
+    // the old entry would not read.
+    other.exec("INSERT INTO t (a) VALUES (10)").unwrap();
+    assert_eq!(answers(&c), ["7:25", "19", "75"]);
+    // A column of the new shape, read by a plan made before it existed.
+    other.exec("UPDATE t SET b = a").unwrap();
+    let (kept, fresh) = kept_and_fresh(&c, "SELECT sum(b) FROM (SELECT * FROM t)");
+    assert_eq!((kept.as_str(), fresh.as_str()), ("25", "25"));
+}
+
+/// A name that comes to mean another table (one made since in a schema searched first) is bound
+/// again: the kept plan reads what a fresh plan of the text reads.
+#[test]
+fn a_name_that_comes_to_mean_another_table_is_bound_again() {
+    let db = Database::open(":memory:").unwrap();
+    let c = db.connect().unwrap();
+    let other = db.connect().unwrap();
+    for schema in ["s1", "s2"] {
+        c.exec(&format!("CREATE SCHEMA {schema}")).unwrap();
+    }
+    c.exec("CREATE TABLE s2.t AS SELECT 2 AS a").unwrap();
+    let set = c.prepare("SET search_path = 's1,s2'").unwrap();
+    c.execute(&set).unwrap();
+    let sql = "SELECT sum(a) FROM t";
+    assert_eq!(kept_and_fresh(&c, sql), ("2".into(), "2".into()));
+    other.exec("CREATE TABLE s1.t AS SELECT 1 AS a").unwrap();
+    assert_eq!(kept_and_fresh(&c, sql), ("1".into(), "1".into()));
+}
