@@ -269,7 +269,8 @@ fn a_plan_follows_the_entries_it_was_bound_to() {
     // the old entry would not read.
     other.exec("INSERT INTO t (a) VALUES (10)").unwrap();
     assert_eq!(answers(&c), ["7:25", "19", "75"]);
-    // A column of the new shape, read by a plan made before it existed.
+    // The added column, read by a statement planned after the ALTER (the plans above were
+    // made before it).
     other.exec("UPDATE t SET b = a").unwrap();
     let (kept, fresh) = kept_and_fresh(&c, "SELECT sum(b) FROM (SELECT * FROM t)");
     assert_eq!((kept.as_str(), fresh.as_str()), ("25", "25"));
