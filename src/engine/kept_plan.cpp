@@ -183,16 +183,29 @@ private:
 	duckdb::set<duckdb::OptimizerType> before;
 };
 
+class LookupRecord;
+
+// The record of this thread's planning, while it plans.
+thread_local LookupRecord *recording = nullptr;
+
 // For its lifetime, records the catalog entries this thread's bindings look up: the tables,
-// views, functions, types and schemas a plan made now depends on.
+// views, functions, types and schemas a plan made now depends on. The callback the binders
+// inherit goes through `recording` rather than holding the record, so that a binder DuckDB kept
+// past the planning would record nothing rather than write into a record that is gone.
 class LookupRecord {
 public:
 	explicit LookupRecord(duckdb::ClientContext &context_p)
-	    : context(context_p), callback([this](duckdb::CatalogEntry &entry) { Add(entry); }) {
+	    : context(context_p), callback([](duckdb::CatalogEntry &entry) {
+		      if (recording) {
+			      recording->Add(entry);
+		      }
+	      }) {
+		recording = this;
 		duckdb::duckmv_catalog_lookups = &callback;
 	}
 	~LookupRecord() {
 		duckdb::duckmv_catalog_lookups = nullptr;
+		recording = nullptr;
 	}
 	LookupRecord(const LookupRecord &) = delete;
 	LookupRecord &operator=(const LookupRecord &) = delete;
