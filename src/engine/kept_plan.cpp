@@ -17,6 +17,8 @@
 // again while the catalog is as it was (DuckDB's own check of the catalog's identity and version,
 // as for any prepared statement), and after DDL that left every catalog entry its binding looked
 // up as it was (the entries are recorded while it plans, through duckmv's copy of the binder).
+// Its join order, though, was chosen for the tables' sizes then: it is made again once a table it
+// scans has grown or shrunk fourfold (past one row group).
 //
 // A statement whose binding asks for a new plan at every run (a function whose value is fixed per
 // query, such as now(), folded into the plan; a scan that cannot be cached) is not kept.
@@ -41,10 +43,12 @@
 #include "duckdb/catalog/catalog.hpp"
 #include "duckdb/catalog/catalog_entry.hpp"
 #include "duckdb/catalog/catalog_entry/schema_catalog_entry.hpp"
+#include "duckdb/catalog/catalog_entry/table_catalog_entry.hpp"
 #include "duckdb/catalog/catalog_entry_retriever.hpp"
 #include "duckdb/common/enums/optimizer_type.hpp"
 #include "duckdb/common/exception/binder_exception.hpp"
 #include "duckdb/execution/operator/scan/physical_table_scan.hpp"
+#include "duckdb/function/table/table_scan.hpp"
 #include "duckdb/execution/physical_plan_generator.hpp"
 #include "duckdb/main/attached_database.hpp"
 #include "duckdb/main/capi/capi_internal.hpp"
@@ -57,6 +61,8 @@
 #include "duckdb/parser/sql_statement.hpp"
 #include "duckdb/parser/statement/execute_statement.hpp"
 #include "duckdb/planner/operator/logical_prepare.hpp"
+#include "duckdb/storage/data_table.hpp"
+#include "duckdb/storage/storage_info.hpp"
 #include "duckdb/transaction/transaction.hpp"
 
 #include <mutex>
@@ -125,12 +131,13 @@ struct Dependency {
 	Found by_name;
 };
 
-// A kept plan: its prepared statement (which holds its name in the connection), and the catalog
+// A kept plan: its prepared statement (which holds its name in the connection), the catalog
 // entries its binding looked up (None when one could not be named: then any change of the
-// catalog makes it plan again).
+// catalog makes it plan again), and the rows of the tables it scans when it was made.
 struct KeptPlan {
 	duckdb::unique_ptr<duckdb::PreparedStatement> prepared;
 	duckdb::unique_ptr<duckdb::vector<Dependency>> dependencies;
+	duckdb::vector<duckdb::idx_t> scanned_rows;
 };
 
 // Statements that read or write rows: others (DDL, settings, transactions) gain nothing from a
@@ -315,6 +322,50 @@ void CollectOperators(const duckdb::PhysicalOperator &op,
 	}
 }
 
+// A table of at most one row group is small whatever its rows: a change log swings between empty
+// and a batch's rows at every refresh, and planning again at each swing would cost more than the
+// join orders it could change.
+const duckdb::idx_t SMALL_TABLE_ROWS = DEFAULT_ROW_GROUP_SIZE;
+// How far a scanned table may grow or shrink from its rows when the plan was made before the
+// plan is made again.
+const duckdb::idx_t SIZE_FACTOR = 4;
+
+// The rows of each table the plan scans, in the order of its scans, as the join order's estimates
+// count them. The tables must be those the plan was bound to (its catalog check passed).
+duckdb::vector<duckdb::idx_t> ScannedRows(duckdb::PhysicalPlan &plan) {
+	duckdb::vector<duckdb::const_reference<duckdb::PhysicalOperator>> ops;
+	CollectOperators(plan.Root(), ops);
+	duckdb::vector<duckdb::idx_t> rows;
+	for (auto &op : ops) {
+		if (op.get().type != duckdb::PhysicalOperatorType::TABLE_SCAN) {
+			continue;
+		}
+		auto *bind = dynamic_cast<const duckdb::TableScanBindData *>(
+		    op.get().Cast<duckdb::PhysicalTableScan>().bind_data.get());
+		if (bind && bind->table.IsDuckTable()) {
+			rows.push_back(bind->table.GetStorage().GetTotalRows());
+		}
+	}
+	return rows;
+}
+
+// Whether a scanned table has grown or shrunk past what the plan's join order was chosen for.
+// The plan still answers right (it holds nothing the data said), but a join whose build side was
+// an empty change log materializes that log whole once it holds a backlog of other views' rows.
+bool SizesMoved(const duckdb::vector<duckdb::idx_t> &then, const duckdb::vector<duckdb::idx_t> &now) {
+	if (then.size() != now.size()) {
+		return true;
+	}
+	for (duckdb::idx_t i = 0; i < then.size(); i++) {
+		auto a = duckdb::MaxValue(then[i], SMALL_TABLE_ROWS);
+		auto b = duckdb::MaxValue(now[i], SMALL_TABLE_ROWS);
+		if (a > b * SIZE_FACTOR || b > a * SIZE_FACTOR) {
+			return true;
+		}
+	}
+	return false;
+}
+
 // Drops the filters the plan's hash joins pushed into its table scans at its last run (the build
 // side's key range, its row ids), which point into that run's join state. A plan made for one run
 // starts without them. A kept plan kept them, and DuckDB frees a join's state when it builds the
@@ -373,7 +424,8 @@ extern "C" void *duckmv_keep_plan(duckdb_connection connection, const void *stat
 		if (!data || !data->physical_plan || data->properties.always_require_rebind) {
 			return nullptr;
 		}
-		return new KeptPlan {std::move(prepared), std::move(dependencies)};
+		auto rows = ScannedRows(*data->physical_plan);
+		return new KeptPlan {std::move(prepared), std::move(dependencies), std::move(rows)};
 	} catch (std::exception &ex) {
 		*out_error = duckmv::CMessage(duckdb::ErrorData(ex).Message());
 		return nullptr;
@@ -395,7 +447,7 @@ extern "C" int32_t duckmv_kept_plan_current(duckdb_connection connection, const 
 		auto &context = duckmv::ContextOf(connection);
 		auto &kept = *static_cast<const KeptPlan *>(kept_p);
 		auto data = PlannedData(context, *kept.prepared);
-		if (!data || data->properties.always_require_rebind) {
+		if (!data || data->properties.always_require_rebind || !data->physical_plan) {
 			return 0;
 		}
 		if (!context.transaction.HasActiveTransaction()) {
@@ -408,19 +460,18 @@ extern "C" int32_t duckmv_kept_plan_current(duckdb_connection connection, const 
 		for (auto &it : data->properties.modified_databases) {
 			same = same && duckdb::CheckCatalogIdentity(context, it.first, it.second.identity);
 		}
-		if (same) {
-			return 1;
-		}
-		if (!kept.dependencies) {
-			return 0;
-		}
-		for (auto &dependency : *kept.dependencies) {
-			if (!StillBound(context, dependency)) {
+		if (!same) {
+			if (!kept.dependencies) {
 				return 0;
 			}
+			for (auto &dependency : *kept.dependencies) {
+				if (!StillBound(context, dependency)) {
+					return 0;
+				}
+			}
+			Recertify(context, *data);
 		}
-		Recertify(context, *data);
-		return 1;
+		return SizesMoved(kept.scanned_rows, ScannedRows(*data->physical_plan)) ? 0 : 1;
 	} catch (...) {
 		return 0;
 	}

@@ -294,3 +294,44 @@ fn a_name_that_comes_to_mean_another_table_is_bound_again() {
     other.exec("CREATE TABLE s1.t AS SELECT 1 AS a").unwrap();
     assert_eq!(kept_and_fresh(&c, sql), ("1".into(), "1".into()));
 }
+
+/// A plan's join order was chosen for the sizes of its tables when it was made. The refresh's
+/// probe joins a reader's row with its change log; planned while the log was empty, the join
+/// builds on the log and reads it whole at every run, which once the log holds another view's
+/// backlog is most of the refresh. A log grown past its plan's estimate is planned again; growth
+/// within a row group is not.
+#[test]
+fn a_plan_is_made_again_when_a_table_it_scans_grows_past_its_estimate() {
+    let db = Database::open(":memory:").unwrap();
+    let c = db.connect().unwrap();
+    c.exec("CREATE TABLE log (pos BIGINT, v BIGINT)").unwrap();
+    c.exec("CREATE TABLE reader (name VARCHAR, consumed BIGINT)")
+        .unwrap();
+    c.exec("INSERT INTO reader VALUES ('a', 0), ('b', 0)")
+        .unwrap();
+    let probe = "SELECT count(*) FROM reader AS r JOIN log AS l ON l.pos > r.consumed \
+                 WHERE r.name = 'a'";
+    assert_eq!(kept_and_fresh(&c, probe).0, "0");
+    c.exec("INSERT INTO log SELECT range, 1 FROM range(1, 10001)")
+        .unwrap();
+    let (kept, fresh) = kept_and_fresh(&c, probe);
+    assert_eq!((kept.as_str(), fresh.as_str()), ("10000", "10000"));
+    assert_eq!(c.kept_plans().plannings(), 1, "a small log kept its plan");
+    c.exec("INSERT INTO log SELECT range, 1 FROM range(10001, 1000001)")
+        .unwrap();
+    c.exec("UPDATE reader SET consumed = 999990 WHERE name = 'a'")
+        .unwrap();
+    let (kept, fresh) = kept_and_fresh(&c, probe);
+    assert_eq!((kept.as_str(), fresh.as_str()), ("10", "10"));
+    assert_eq!(
+        c.kept_plans().plannings(),
+        2,
+        "a log grown a hundredfold kept the join order of an empty one"
+    );
+    kept_and_fresh(&c, probe);
+    assert_eq!(
+        c.kept_plans().plannings(),
+        2,
+        "planned once for its new size"
+    );
+}
