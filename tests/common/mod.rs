@@ -30,8 +30,15 @@ const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a graceful shutdown (close sessions, checkpoint) may take.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 /// Upper bound for one psql invocation, so a hung server fails the test
-/// instead of hanging the suite.
-const PSQL_TIMEOUT: Duration = Duration::from_secs(60);
+/// instead of hanging the suite. `DUCKMV_TEST_PSQL_TIMEOUT_SECS` raises it
+/// for a server that runs slower by design (`scripts/asan` sets it).
+fn psql_timeout() -> Duration {
+    let secs = std::env::var("DUCKMV_TEST_PSQL_TIMEOUT_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60);
+    Duration::from_secs(secs)
+}
 
 /// A running `duckmv` process on a free loopback port.
 pub struct TestServer {
@@ -306,7 +313,7 @@ impl TestServer {
         std::thread::spawn(move || {
             let _ = input.write_all(stdin.as_bytes());
         });
-        let output = wait_output(child, PSQL_TIMEOUT)
+        let output = wait_output(child, psql_timeout())
             .unwrap_or_else(|| panic!("psql timed out; server log:\n{}", self.log()));
         output
     }
