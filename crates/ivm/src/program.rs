@@ -38,6 +38,15 @@ pub enum Step {
         counted: bool,
         ends: Vec<usize>,
     },
+    /// A statement computing rows from the whole of the view's sources (a recompute's), planned
+    /// at each run rather than from a kept plan: its run costs far more than its planning, and a
+    /// fresh plan uses what the tables' statistics say now, which a kept plan is made without
+    /// (`engine::kept_plan` in the server). Row counts add to the refresh's when `counted`.
+    Fresh {
+        what: &'static str,
+        sql: String,
+        counted: bool,
+    },
     /// A query of one number that adds to the refresh's row count: the rows a swap replaces.
     Count { what: &'static str, sql: String },
     /// `then` runs only when the query `probe` returns true.
@@ -394,6 +403,12 @@ pub fn execute(
                     rows += n;
                 }
             }
+            Step::Fresh { sql, counted, .. } => {
+                let n = db.exec(sql)?;
+                if *counted {
+                    rows += n;
+                }
+            }
             Step::Count { sql, .. } => {
                 let r = db.query_hot(sql, &[])?;
                 let n = r.first().and_then(|r| r[0].as_deref()).unwrap_or("0");
@@ -416,7 +431,9 @@ pub fn lines(steps: &[Step], indent: usize, out: &mut Vec<String>) {
     let pad = " ".repeat(indent);
     for (i, step) in steps.iter().enumerate() {
         match step {
-            Step::Run { what, sql, .. } | Step::Count { what, sql } => {
+            Step::Run { what, sql, .. }
+            | Step::Fresh { what, sql, .. }
+            | Step::Count { what, sql } => {
                 out.push(format!("{pad}{}. {what}", i + 1));
                 out.push(format!("{pad}     {sql}"));
             }
