@@ -40,6 +40,7 @@ mod scalar;
 mod select_tests;
 mod subagg;
 mod support;
+mod unique_rows;
 mod whole_call;
 mod window;
 mod window_filter;
@@ -123,6 +124,10 @@ pub fn compile(
             }
             let sources = an.sources;
             let row_key = matches!(body, Body::Bag { .. }) && super::plan::keyable(&types);
+            let unique_rows = unique_rows::of(an.db, &sources, &body)?;
+            if unique_rows {
+                strategy.push_str(unique_rows::NOTE);
+            }
             let plan = Plan {
                 id,
                 columns,
@@ -136,6 +141,7 @@ pub fn compile(
                 recursion: an.recursion,
                 windows: an.windows,
                 row_key,
+                unique_rows,
             };
             if !reloads(&plan) {
                 let reason = "an expression duckmv cannot store";
@@ -207,6 +213,7 @@ fn full_plan(
         recursion: None,
         windows: Vec::new(),
         row_key: false,
+        unique_rows: false,
     })
 }
 

@@ -84,6 +84,11 @@ pub struct Plan {
     /// find them by. Views created before it find them by every column.
     #[serde(default)]
     pub row_key: bool,
+    /// A bag view whose rows never repeat: its select list shows a declared key of every table
+    /// it joins (see `compile::unique_rows`). Computing its rows from scratch then counts each
+    /// once instead of grouping them by every column.
+    #[serde(default)]
+    pub unique_rows: bool,
 }
 
 impl Plan {

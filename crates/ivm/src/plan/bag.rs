@@ -26,15 +26,22 @@ fn by_position(n: usize) -> GroupBy {
     GroupBy::Exprs((1..=n as i64).map(Expr::Int).collect())
 }
 
-/// Rows and their counts of the current state (used to populate).
+/// Rows and their counts of the current state (used to populate). Rows that never repeat
+/// (`Plan::unique_rows`) each count 1 without grouping.
 pub fn bag_state_sql(plan: &Plan, rel: &Rel) -> Query {
     let mut cols = cast_cols(&plan.types, "_mv_i");
-    cols.push(Item::named(Expr::CountStar.big_int(), "_mv_count"));
+    let count = match plan.unique_rows {
+        true => Expr::Int(1),
+        false => Expr::CountStar,
+    };
+    cols.push(Item::named(count.big_int(), "_mv_count"));
     let mut s = Select::new(
         cols,
         vec![From::query(rel_cur(&plan.sources, rel), "_mv_i")],
     );
-    s.group_by = by_position(plan.types.len());
+    if !plan.unique_rows {
+        s.group_by = by_position(plan.types.len());
+    }
     keyed(plan, Query::select(s))
 }
 
