@@ -7,22 +7,28 @@
 //! shows, as plain columns, a declared key of every table it joins gives each combination of
 //! table rows at most once, and tells the combinations apart. Inner joins pair rows; a LEFT or
 //! FULL join adds at most one padded row per unmatched row, whose padded keys are NULL where a
-//! real row's never are; WHERE and existence tests only drop rows. A declared key is a PRIMARY
+//! real row's never are; WHERE and existence tests only drop rows. A table need not show its
+//! key when the key equals columns of tables the row fixes already (`o.cust = c.id` in WHERE or
+//! an inner join, or a LEFT join's condition towards its padded side): their row gives it at
+//! most one match. A declared key is a PRIMARY
 //! KEY, or a UNIQUE constraint on NOT NULL columns (UNIQUE lets NULLs repeat). DuckDB cannot
 //! drop either while the table exists, and any ALTER that could change them on a table a view
 //! reads compiles the view again (`alter`), so what is read here holds for the view's life.
 
 use super::resolve::current_database;
+use crate::ops::{Kind, Tree};
 use crate::plan::{Block, Body, Item, ItemFrom, Rel, Source, SourceKind};
 use crate::text::lit;
-use crate::user_expr::UserExpr;
+use crate::user_expr::conjuncts;
 use crate::{IvmError, Sql};
-use sqlparser::ast::Expr;
+use sqlparser::ast::{BinaryOperator, Expr};
 
 /// What the strategy `duckmv.views` shows adds for such a view.
 pub const NOTE: &str = "; rows unique by the tables' declared keys";
 
-/// Whether `body` is a bag whose every row (over `sources`) occurs once.
+/// Whether `body` is a bag whose every row (over `sources`) occurs once: every table it joins
+/// is fixed by the row, through a declared key the select list shows, or through a key whose
+/// columns equal columns of tables already fixed (see [`equalities`]).
 pub fn of(db: &mut dyn Sql, sources: &[Source], body: &Body) -> Result<bool, IvmError> {
     let Body::Bag {
         rel: Rel::Block(block),
@@ -34,14 +40,36 @@ pub fn of(db: &mut dyn Sql, sources: &[Source], body: &Body) -> Result<bool, Ivm
     let Some(tables) = tables(sources, block) else {
         return Ok(false);
     };
-    for (alias, source) in &tables {
-        let keys = declared_keys(db, source)?;
-        let shown = |c: &String| shows(&block.select, alias, c, source, &tables);
-        if !keys.iter().any(|key| key.iter().all(shown)) {
-            return Ok(false);
-        }
+    let (mut keys, mut types) = (Vec::new(), Vec::new());
+    for (_, source) in &tables {
+        keys.push(declared_keys(db, source)?);
+        types.push(column_types(db, source)?);
     }
-    Ok(true)
+    let edges = equalities(block, &tables, &types);
+    let shown = |t: usize, c: &str| {
+        let place = Some((t, c.to_lowercase()));
+        block
+            .select
+            .iter()
+            .any(|e| column_of(e.ast(), &tables) == place)
+    };
+    let mut fixed: Vec<bool> = (0..tables.len())
+        .map(|t| keys[t].iter().any(|key| key.iter().all(|c| shown(t, c))))
+        .collect();
+    // Each pass fixes the tables whose key the fixed ones give; at most one pass per table.
+    for _ in 0..tables.len() {
+        let given = |t: usize, c: &String| {
+            let c = c.to_lowercase();
+            edges
+                .iter()
+                .any(|(from, to, col)| fixed[*from] && *to == t && *col == c)
+        };
+        let now: Vec<bool> = (0..tables.len())
+            .map(|t| fixed[t] || keys[t].iter().any(|key| key.iter().all(|c| given(t, c))))
+            .collect();
+        fixed = now;
+    }
+    Ok(fixed.into_iter().all(|f| f))
 }
 
 /// Each FROM item of the block (outer join trees by their leaves) with its base table, or None
@@ -65,25 +93,156 @@ fn tables<'p>(sources: &'p [Source], block: &'p Block) -> Option<Vec<(String, &'
         .collect()
 }
 
-/// Whether some select expression is column `col` of the table under `alias`: `alias.col`, or
-/// `col` alone when no other table of the block has a column of that name. Names compare as
-/// DuckDB binds them, ignoring case.
-fn shows(
-    select: &[UserExpr],
-    alias: &str,
-    col: &str,
-    source: &Source,
-    tables: &[(String, &Source)],
-) -> bool {
-    let has = |s: &Source| s.columns.iter().any(|c| c.eq_ignore_ascii_case(col));
-    let alone = tables.iter().filter(|(_, s)| has(s)).count().eq(&1) && has(source);
-    select.iter().any(|e| match e.ast() {
-        Expr::Identifier(id) => alone && id.value.eq_ignore_ascii_case(col),
-        Expr::CompoundIdentifier(parts) if parts.len() == 2 => {
-            parts[0].value.eq_ignore_ascii_case(alias) && parts[1].value.eq_ignore_ascii_case(col)
+/// The table (index into `tables`) and lowercased name of the column `e` is: `alias.col`, or
+/// `col` alone when exactly one table has a column of that name. Names compare as DuckDB
+/// binds them, ignoring case.
+fn column_of(e: &Expr, tables: &[(String, &Source)]) -> Option<(usize, String)> {
+    let has = |s: &Source, col: &str| s.columns.iter().any(|c| c.eq_ignore_ascii_case(col));
+    let (found, col) = match e {
+        Expr::Identifier(id) => {
+            let mut owners = (0..tables.len()).filter(|&t| has(tables[t].1, &id.value));
+            match (owners.next(), owners.next()) {
+                (Some(t), None) => (t, &id.value),
+                _ => return None,
+            }
         }
-        _ => false,
-    })
+        Expr::CompoundIdentifier(parts) if parts.len() == 2 => {
+            let alias = &parts[0].value;
+            let t = tables
+                .iter()
+                .position(|(a, _)| a.eq_ignore_ascii_case(alias))?;
+            (t, &parts[1].value)
+        }
+        Expr::Nested(inner) => return column_of(inner, tables),
+        _ => return None,
+    };
+    has(tables[found].1, col).then(|| (found, col.to_lowercase()))
+}
+
+/// Column equalities that hold in every row where their tables' rows are real, as edges
+/// (from, to, to's column): the table `from`'s row fixes column `col` of `to`. WHERE and inner
+/// join conditions go both ways. A LEFT join's condition only from the preserved side to the
+/// padded one: a preserved row without a match still appears, whatever the condition says.
+/// A FULL join's condition fixes nothing (either side appears alone).
+fn equalities(block: &Block, tables: &[(String, &Source)], types: &[Types]) -> Vec<Edge> {
+    let mut found = Vec::new();
+    if let Some(filter) = &block.filter {
+        add_equalities(filter.ast(), tables, None, &mut found);
+    }
+    for item in &block.items {
+        if let ItemFrom::Tree(tree) = &item.from {
+            tree_equalities(tree, tables, &mut found);
+        }
+    }
+    // Only between columns of one type that compares by value: `'01' = 1` holds as `'1' = 1`
+    // does, so a VARCHAR equal to an INTEGER key fixes the key, not the VARCHAR.
+    let ty = |t: usize, c: &str| types[t].iter().find(|(n, _)| n == c).map(|(_, ty)| ty);
+    found
+        .into_iter()
+        .filter(|((f, fc), (t, tc))| {
+            let (a, b) = (ty(*f, fc), ty(*t, tc));
+            a.is_some() && a == b && a.is_some_and(|a| EXACT.contains(&a.as_str()))
+        })
+        .map(|((f, _), (t, tc))| (f, t, tc))
+        .collect()
+}
+
+/// An equality between two tables' columns, as (table, column) pairs: the first fixes the
+/// second.
+type Found = ((usize, String), (usize, String));
+/// (from, to, to's column).
+type Edge = (usize, usize, String);
+/// A table's columns, lowercased, with their types.
+type Types = Vec<(String, String)>;
+
+/// Types whose equality is equality of value, so that a key column equal to a column of a
+/// fixed row is fixed: integers, UUIDs and dates.
+const EXACT: &[&str] = &[
+    "TINYINT",
+    "SMALLINT",
+    "INTEGER",
+    "BIGINT",
+    "HUGEINT",
+    "UTINYINT",
+    "USMALLINT",
+    "UINTEGER",
+    "UBIGINT",
+    "UHUGEINT",
+    "UUID",
+    "DATE",
+];
+
+fn tree_equalities(tree: &Tree, tables: &[(String, &Source)], edges: &mut Vec<Found>) {
+    let Tree::Join {
+        kind,
+        left,
+        right,
+        on,
+    } = tree
+    else {
+        return;
+    };
+    tree_equalities(left, tables, edges);
+    tree_equalities(right, tables, edges);
+    let padded: Vec<String> = right.leaves().iter().map(|i| i.name()).collect();
+    match kind {
+        Kind::Inner => add_equalities(on.ast(), tables, None, edges),
+        Kind::Left => add_equalities(on.ast(), tables, Some(&padded), edges),
+        Kind::Full => {}
+    }
+}
+
+/// The edges of `e`'s conjuncts `a = b` between two tables; with `into`, only those towards a
+/// table under one of these aliases from a table under none.
+fn add_equalities(
+    e: &Expr,
+    tables: &[(String, &Source)],
+    into: Option<&[String]>,
+    edges: &mut Vec<Found>,
+) {
+    let inside =
+        |t: usize| into.is_none_or(|a| a.iter().any(|n| n.eq_ignore_ascii_case(&tables[t].0)));
+    for c in conjuncts(e) {
+        let Expr::BinaryOp {
+            left,
+            op: BinaryOperator::Eq,
+            right,
+        } = c
+        else {
+            continue;
+        };
+        let (Some(l), Some(r)) = (column_of(left, tables), column_of(right, tables)) else {
+            continue;
+        };
+        for (from, to) in [(l.clone(), r.clone()), (r, l)] {
+            let crosses = into.is_none() || (!inside(from.0) && inside(to.0));
+            if from.0 != to.0 && crosses {
+                edges.push((from, to));
+            }
+        }
+    }
+}
+
+/// `source`'s columns (lowercased) and their types.
+fn column_types(db: &mut dyn Sql, source: &Source) -> Result<Types, IvmError> {
+    let catalog = match &source.catalog {
+        Some(c) => c.clone(),
+        None => current_database(db)?,
+    };
+    let rows = db.query(&format!(
+        "SELECT column_name, data_type FROM information_schema.columns WHERE table_catalog = {} \
+         AND table_schema = {} AND table_name = {}",
+        lit(&catalog),
+        lit(&source.schema),
+        lit(&source.name)
+    ))?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let get = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
+            (get(0).to_lowercase(), get(1))
+        })
+        .collect())
 }
 
 /// The column sets of `source`'s PRIMARY KEY and of its UNIQUE constraints over NOT NULL
@@ -150,26 +309,20 @@ mod tests {
         }
     }
 
-    fn select(exprs: &[&str]) -> Vec<UserExpr> {
-        let parse = |e: &&str| UserExpr::new(crate::user_expr::parse(e).unwrap());
-        exprs.iter().map(parse).collect()
-    }
-
-    /// A name two joined tables share shows neither table's column unless qualified.
+    /// A name two joined tables share is neither table's column unless qualified.
     #[test]
-    fn a_key_is_shown_by_its_qualified_name_or_a_name_no_other_table_has() {
+    fn a_column_is_placed_by_its_alias_or_a_name_no_other_table_has() {
         let (a, b) = (table("a", &["k", "v"]), table("b", &["k", "ak"]));
         let tables = [("a".to_string(), &a), ("x".to_string(), &b)];
-        let shown = |sel: &[&str], alias: &str, col: &str, s: &Source| {
-            shows(&select(sel), alias, col, s, &tables)
-        };
-        assert!(!shown(&["k", "v"], "a", "k", &a));
-        assert!(shown(&["a.k", "v"], "a", "k", &a));
-        assert!(shown(&["A.K"], "a", "k", &a));
-        assert!(shown(&["x.k"], "x", "k", &b));
-        assert!(!shown(&["b.k"], "x", "k", &b));
-        assert!(shown(&["ak"], "x", "ak", &b));
-        assert!(!shown(&["ak + 0"], "x", "ak", &b));
+        let place = |e: &str| column_of(&crate::user_expr::parse(e).unwrap(), &tables);
+        assert_eq!(place("k"), None);
+        assert_eq!(place("a.k"), Some((0, "k".into())));
+        assert_eq!(place("A.K"), Some((0, "k".into())));
+        assert_eq!(place("x.k"), Some((1, "k".into())));
+        assert_eq!(place("b.k"), None);
+        assert_eq!(place("ak"), Some((1, "ak".into())));
+        assert_eq!(place("a.ak"), None);
+        assert_eq!(place("ak + 0"), None);
     }
 
     #[test]
