@@ -290,29 +290,16 @@ fn keys_of(rows: &[(String, String, String)]) -> Vec<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::tests::source;
 
     fn row(i: &str, t: &str, c: &str) -> (String, String, String) {
         (i.into(), t.into(), c.into())
     }
 
-    fn table(name: &str, columns: &[&str]) -> Source {
-        Source {
-            catalog: None,
-            schema: "main".into(),
-            name: name.into(),
-            kind: SourceKind::Table,
-            view_id: None,
-            columns: columns.iter().map(|c| c.to_string()).collect(),
-            relation: name.into(),
-            delta: None,
-            log: None,
-        }
-    }
-
     /// A name two joined tables share is neither table's column unless qualified.
     #[test]
     fn a_column_is_placed_by_its_alias_or_a_name_no_other_table_has() {
-        let (a, b) = (table("a", &["k", "v"]), table("b", &["k", "ak"]));
+        let (a, b) = (source("a", &["k", "v"]), source("b", &["k", "ak"]));
         let tables = [("a".to_string(), &a), ("x".to_string(), &b)];
         let place = |e: &str| column_of(&crate::user_expr::parse(e).unwrap(), &tables);
         assert_eq!(place("k"), None);
