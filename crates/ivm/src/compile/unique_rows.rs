@@ -40,10 +40,20 @@ pub fn of(db: &mut dyn Sql, sources: &[Source], body: &Body) -> Result<bool, Ivm
     let Some(tables) = tables(sources, block) else {
         return Ok(false);
     };
-    let (mut keys, mut types) = (Vec::new(), Vec::new());
+    let here = current_database(db)?;
+    let mut keys = Vec::with_capacity(tables.len());
     for (_, source) in &tables {
-        keys.push(declared_keys(db, source)?);
-        types.push(column_types(db, source)?);
+        let catalog = source.catalog.as_ref().unwrap_or(&here);
+        keys.push(declared_keys(db, catalog, source)?);
+    }
+    // A table without a key is fixed by nothing.
+    if keys.iter().any(|k| k.is_empty()) {
+        return Ok(false);
+    }
+    let mut types = Vec::with_capacity(tables.len());
+    for (_, source) in &tables {
+        let catalog = source.catalog.as_ref().unwrap_or(&here);
+        types.push(column_types(db, catalog, source)?);
     }
     let edges = equalities(block, &tables, &types);
     let shown = |t: usize, c: &str| {
@@ -141,7 +151,7 @@ fn equalities(block: &Block, tables: &[(String, &Source)], types: &[Types]) -> V
         .into_iter()
         .filter(|((f, fc), (t, tc))| {
             let (a, b) = (ty(*f, fc), ty(*t, tc));
-            a.is_some() && a == b && a.is_some_and(|a| EXACT.contains(&a.as_str()))
+            a == b && a.is_some_and(|a| EXACT.contains(&a.as_str()))
         })
         .map(|((f, _), (t, tc))| (f, t, tc))
         .collect()
@@ -224,15 +234,11 @@ fn add_equalities(
 }
 
 /// `source`'s columns (lowercased) and their types.
-fn column_types(db: &mut dyn Sql, source: &Source) -> Result<Types, IvmError> {
-    let catalog = match &source.catalog {
-        Some(c) => c.clone(),
-        None => current_database(db)?,
-    };
+fn column_types(db: &mut dyn Sql, catalog: &str, source: &Source) -> Result<Types, IvmError> {
     let rows = db.query(&format!(
         "SELECT column_name, data_type FROM information_schema.columns WHERE table_catalog = {} \
          AND table_schema = {} AND table_name = {}",
-        lit(&catalog),
+        lit(catalog),
         lit(&source.schema),
         lit(&source.name)
     ))?;
@@ -247,16 +253,16 @@ fn column_types(db: &mut dyn Sql, source: &Source) -> Result<Types, IvmError> {
 
 /// The column sets of `source`'s PRIMARY KEY and of its UNIQUE constraints over NOT NULL
 /// columns.
-fn declared_keys(db: &mut dyn Sql, source: &Source) -> Result<Vec<Vec<String>>, IvmError> {
-    let catalog = match &source.catalog {
-        Some(c) => c.clone(),
-        None => current_database(db)?,
-    };
+fn declared_keys(
+    db: &mut dyn Sql,
+    catalog: &str,
+    source: &Source,
+) -> Result<Vec<Vec<String>>, IvmError> {
     let rows = db.query(&format!(
         "SELECT constraint_index, constraint_type, unnest(constraint_column_names) \
          FROM duckdb_constraints() WHERE database_name = {} AND schema_name = {} \
          AND table_name = {} AND constraint_type IN ('PRIMARY KEY', 'UNIQUE', 'NOT NULL')",
-        lit(&catalog),
+        lit(catalog),
         lit(&source.schema),
         lit(&source.name)
     ))?;
