@@ -44,8 +44,6 @@ pub fn define(
                 op.name()
             );
             c.plan.set_op = Some(op);
-            // Its rows are counted per side: a row's count is not 1.
-            c.plan.unique_rows = false;
             c
         }
         Some((c, _)) => {

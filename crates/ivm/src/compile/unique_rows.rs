@@ -10,10 +10,11 @@
 //! real row's never are; WHERE and existence tests only drop rows. A table need not show its
 //! key when the key equals columns of tables the row fixes already (`o.cust = c.id` in WHERE or
 //! an inner join, or a LEFT join's condition towards its padded side): their row gives it at
-//! most one match. A declared key is a PRIMARY
-//! KEY, or a UNIQUE constraint on NOT NULL columns (UNIQUE lets NULLs repeat). DuckDB cannot
-//! drop either while the table exists, and any ALTER that could change them on a table a view
-//! reads compiles the view again (`alter`), so what is read here holds for the view's life.
+//! most one match. A declared key is a PRIMARY KEY, or a UNIQUE constraint on NOT NULL columns
+//! (UNIQUE lets NULLs repeat). DuckDB cannot drop either while the table exists, and any ALTER
+//! that could change them on a table a view reads compiles the view again (`alter`), so what
+//! is read here holds for the view's life. Set operations are kept as grouped counts (an
+//! aggregate body), never as a bag, so this never applies to them.
 
 use super::resolve::current_database;
 use crate::ops::{Kind, Tree};
