@@ -267,7 +267,7 @@ fn flips_by_key(
     let keys = keyed::split(on.ast(), &side(sources, pl), &side(sources, ol), false)?;
     let (pc, oc) = (tree_cur(sources, p), tree_cur(sources, o));
     let k = fresh(&format!("{pc}|{oc}|{on}"));
-    let j = keyed::join_changed(&keys, pc, oc, dq, k);
+    let j = keyed::join_changed(&keys, pc, |_| oc, dq, k);
     let zero = |e: Expr| e.eq(Expr::Int(0));
     let now_empty = zero(j.now.clone());
     Some(Term {

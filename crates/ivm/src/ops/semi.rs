@@ -21,9 +21,10 @@ use serde::{Deserialize, Serialize};
 mod by_key;
 mod per_row;
 
-use super::{delta_sum_query, items_cur, items_delta, Term};
-use crate::ir::{self, user, Expr, Item as SelItem, Query, Select};
-use crate::plan::{Item, Source};
+use super::{delta_sum_query, items_cur, items_delta, sub_agg, Term};
+use crate::ir::{self, user, Expr, From, Item as SelItem, Query, Select};
+use crate::plan::{Item, ItemFrom, Rel, Source};
+use crate::strategy::keyed::{self, side, Keys};
 use crate::user_expr::{hole, Hole, UserExpr};
 
 /// One existence filter: `[NOT] EXISTS (SELECT 1 FROM items WHERE filter)`, the filter holding
@@ -101,15 +102,15 @@ pub fn block_terms(
     if top.is_empty() && guards.is_empty() {
         return base;
     }
-    let tests = Tests::new(sources, top, guards, changed);
-    // ΔL · t_old: each test as it held before the change.
-    let old: Vec<Expr> = (0..tests.guards.len())
-        .map(|g| tests.guard_sql(g, &|i| tests.held_before(i)))
-        .collect();
+    let tests = Tests::new(sources, items, top, guards, changed);
+    // ΔL · t_old: each test as it held before the change, for the term's rows.
     let mut out: Vec<Term> = base
         .into_iter()
         .map(|mut t| {
-            t.conds.extend(old.iter().cloned());
+            let old: Vec<Expr> = (0..tests.guards.len())
+                .map(|g| tests.guard_sql(g, &|i| tests.held_before(i, &t)))
+                .collect();
+            t.conds.extend(old);
             t
         })
         .collect();
@@ -134,6 +135,8 @@ pub fn block_terms(
 /// change of each test's relation.
 struct Tests<'a> {
     sources: &'a [Source],
+    /// The block's items, which the tests' filters correlate to.
+    items: &'a [Item],
     exists: Vec<&'a Exists>,
     /// Each guard: its template and the positions of its tests.
     guards: Vec<(UserExpr, Vec<usize>)>,
@@ -145,6 +148,7 @@ struct Tests<'a> {
 impl<'a> Tests<'a> {
     fn new(
         sources: &'a [Source],
+        items: &'a [Item],
         top: &'a [Exists],
         guards: &'a [Guard],
         changed: &[bool],
@@ -166,6 +170,7 @@ impl<'a> Tests<'a> {
             .collect();
         Tests {
             sources,
+            items,
             exists,
             guards: shapes,
             alone: top.len(),
@@ -205,13 +210,71 @@ impl<'a> Tests<'a> {
         Query::select(count.filtered([user(e.filter.ast())]))
     }
 
-    /// Test `i` as it held before the change: the count now minus the net change of matches.
-    fn held_before(&self, i: usize) -> Expr {
+    /// Test `i` over one table or subquery whose filter is equalities with one item of the
+    /// block (which, and the split) plus conditions on its own side: a row's match count then
+    /// depends on that item's key alone.
+    fn keyed(&self, i: usize) -> Option<(usize, Keys)> {
+        let e = self.exists[i];
+        let [r] = e.items.as_slice() else {
+            return None;
+        };
+        let tree = |it: &Item| matches!(it.from, ItemFrom::Tree(_));
+        if tree(r) {
+            return None;
+        }
+        let other = side(self.sources, r);
+        // A name of any other item leaves the filter unsplit (`split` cannot place it).
+        self.items
+            .iter()
+            .enumerate()
+            .filter(|(_, it)| !tree(it))
+            .find_map(|(n, it)| {
+                let split = keyed::split(e.filter.ast(), &side(self.sources, it), &other, true);
+                split.map(|keys| (n, keys))
+            })
+    }
+
+    /// Test `i`'s relation as it is now, read only where its key is among the rows of `wanted`
+    /// (columns `_mv_k0…`), when it is an aggregate keyed on its group columns: DuckDB would
+    /// group all of its input before matching (see `sub_agg::cur_for_keys`).
+    fn agg_for_keys(&self, i: usize, keys: &Keys, wanted: Query) -> Option<From> {
+        let r = &self.exists[i].items[0];
+        let ItemFrom::Sub(rel) = &r.from else {
+            return None;
+        };
+        let Rel::Agg(sa) = rel.as_ref() else {
+            return None;
+        };
+        sub_agg::cur_for_keys(self.sources, sa, &r.name(), keys, wanted)
+    }
+
+    /// Test `i`'s match count now for the rows of `term`: over an aggregate keyed on its group
+    /// columns, only the groups of the term's keys are formed.
+    fn count_for(&self, i: usize, term: &Term) -> Query {
+        let e = self.exists[i];
+        let restricted = self.keyed(i).and_then(|(_, keys)| {
+            let shown = keys.pairs.iter().enumerate();
+            let wanted = shown.map(|(n, (p, _))| SelItem::named(p.clone(), keyed::key(n)));
+            let wanted = Query::select(term.select(wanted.collect()));
+            self.agg_for_keys(i, &keys, wanted)
+        });
+        match restricted {
+            Some(from) => {
+                let count = Select::new(vec![SelItem::named(Expr::CountStar, "n")], vec![from]);
+                Query::select(count.filtered([user(e.filter.ast())]))
+            }
+            None => self.count_now(i),
+        }
+    }
+
+    /// Test `i` as it held before the change for the rows of `term`: the count now minus the
+    /// net change of matches.
+    fn held_before(&self, i: usize, term: &Term) -> Expr {
         let e = self.exists[i];
         if self.right[i].is_empty() {
             return self.cur(i);
         }
-        let now = Expr::Scalar(Box::new(self.count_now(i)));
+        let now = Expr::Scalar(Box::new(self.count_for(i, term)));
         let change = Expr::Scalar(Box::new(delta_sum_query(&self.right[i], &e.filter, "d")));
         holds(e, now - change)
     }
@@ -251,7 +314,7 @@ mod tests {
     }
 
     /// Every FROM item of a term, at any depth.
-    fn items(t: &Term) -> Vec<&From> {
+    fn items_of(t: &Term) -> Vec<&From> {
         t.from.iter().flat_map(From::all).collect()
     }
 
@@ -267,7 +330,7 @@ mod tests {
     fn an_equi_join_test_is_counted_by_key() {
         let t = terms("b.k = a.k AND b.w > 1", &["k", "w"], false);
         assert_eq!(t.len(), 1, "only the flips of a: it did not change itself");
-        let all = items(&t[0]);
+        let all = items_of(&t[0]);
         assert!(all
             .iter()
             .any(|f| f.alias().is_some_and(|a| a.starts_with("_mv_dk"))));
@@ -276,16 +339,56 @@ mod tests {
     }
 
     #[test]
+    fn a_test_keyed_on_one_item_of_a_join_starts_from_the_changed_keys() {
+        // a JOIN c, EXISTS over b keyed on a's column: only b changed.
+        let sources = [
+            source("a", &["k", "v"]),
+            source("b", &["k", "w"]),
+            source("c", &["x"]),
+        ];
+        let test = |pred: &str| Exists {
+            items: vec![item("b", 1)],
+            filter: UserExpr::new(crate::user_expr::parse(pred).unwrap()),
+            anti: false,
+        };
+        let filter = UserExpr::new(crate::user_expr::parse("c.x = a.v").unwrap());
+        let items = [item("c", 2), item("a", 0)];
+        let flips = |pred: &str| {
+            let t = block_terms(
+                &sources,
+                &items,
+                Some(&filter),
+                &[test(pred)],
+                &[],
+                &[false, true, false],
+            );
+            assert_eq!(t.len(), 1, "only the flips: a and c did not change");
+            t.into_iter().next().unwrap()
+        };
+        let t = flips("b.k = a.k AND b.w > 1");
+        assert_eq!(t.from.len(), 2, "c as it is, a joined to the changed keys");
+        assert!(t.from[0].is_table("main.c"), "{:?}", t.from[0]);
+        let all = items_of(&t);
+        assert!(all
+            .iter()
+            .any(|f| f.alias().is_some_and(|a| a.starts_with("_mv_dk"))));
+        assert!(!all.iter().any(|f| lateral(f)), "{:?}", t.from);
+        // A filter that reads c too cannot be split on a's key alone: counted per row.
+        let t = flips("b.k = a.k AND b.w > c.x");
+        assert!(items_of(&t).iter().any(|f| lateral(f)), "{:?}", t.from);
+    }
+
+    #[test]
     fn other_tests_count_per_candidate_row_restricted_when_names_cannot_move() {
         // No column in common: the count reads only the rows matching a candidate.
         let t = terms("b.x < a.v", &["x"], true);
         assert_eq!(t.len(), 1);
-        let all = items(&t[0]);
+        let all = items_of(&t[0]);
         assert!(all.iter().any(|f| lateral(f)), "{:?}", t[0].from);
         assert!(all.iter().any(|f| semi_join(f)), "{:?}", t[0].from);
         // `k` in both tables: one scope would rebind it, so the plain correlated count.
         let t = terms("b.k < a.v", &["k"], true);
-        let all = items(&t[0]);
+        let all = items_of(&t[0]);
         assert!(all.iter().any(|f| lateral(f)) && !all.iter().any(|f| semi_join(f)));
     }
 

@@ -15,7 +15,9 @@ use super::{rel_cur, rel_delta};
 use crate::agg::{self, StateCol};
 use crate::ir::{self, user, Cte, Expr, From, GroupBy, Item, JoinKind, Name, Query, Select};
 use crate::plan::{Aggregate, Source, SubAgg};
+use crate::strategy::keyed::{self, Keys};
 use crate::user_expr::Hole;
+use sqlparser::ast::Expr as Ast;
 
 pub fn group_cols(a: &Aggregate) -> Vec<String> {
     (1..=a.groups).map(|i| format!("_g{i}")).collect()
@@ -123,6 +125,57 @@ pub(super) fn sub_agg_sql(sa: &SubAgg, state: Query, mult: bool) -> Query {
 /// A sub-aggregate's rows now.
 pub(super) fn cur(sources: &[Source], sa: &SubAgg) -> Query {
     sub_agg_sql(sa, agg_state_from(sources, &sa.agg, Vec::new()), false)
+}
+
+/// A sub-aggregate's rows now, read under `alias`, for the groups whose key is among the rows
+/// of `wanted` (columns `_mv_k0…`, one per pair of `keys`), when each pair's side in the
+/// aggregate is one of its plain group columns: the restriction goes under the grouping, so
+/// only those groups' input rows are read (DuckDB does not push a join through the grouping).
+/// None when some key is not a group column.
+pub(crate) fn cur_for_keys(
+    sources: &[Source],
+    sa: &SubAgg,
+    alias: &str,
+    keys: &Keys,
+    wanted: Query,
+) -> Option<From> {
+    let mut on = Vec::new();
+    for (n, (_, o)) in keys.pairs.iter().enumerate() {
+        let g = group_of(sa, alias, o)?;
+        on.push(ir::col("_mv_i", format!("_g{g}")).eq(ir::col("_mv_w", keyed::key(n))));
+    }
+    let hit = Select::new(
+        vec![Item::Expr(Expr::Int(1), None)],
+        vec![From::query(wanted, "_mv_w")],
+    )
+    .filtered(on);
+    let state = agg_state_from(sources, &sa.agg, vec![ir::exists(Query::select(hit))]);
+    Some(From::query(
+        sub_agg_sql(sa, state, false),
+        alias.to_string(),
+    ))
+}
+
+/// The group column (`_g<n>`, as n) that output column `e` of the sub-aggregate read as
+/// `alias` shows unchanged, if it is one.
+fn group_of(sa: &SubAgg, alias: &str, e: &Expr) -> Option<usize> {
+    let Expr::User(ast) = e else {
+        return None;
+    };
+    let name = match ast.as_ref() {
+        Ast::Identifier(c) => &c.value,
+        Ast::CompoundIdentifier(parts) => match parts.as_slice() {
+            [a, c] if a.value.eq_ignore_ascii_case(alias) => &c.value,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let at = sa.names.iter().position(|n| n.eq_ignore_ascii_case(name))?;
+    let Ast::Identifier(g) = sa.agg.output[at].ast() else {
+        return None;
+    };
+    let n: usize = g.value.strip_prefix("_g")?.parse().ok()?;
+    (1..=sa.agg.groups).contains(&n).then_some(n)
 }
 
 /// A sub-aggregate's change: for each group its input's change touches, the group's row now

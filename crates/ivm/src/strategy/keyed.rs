@@ -8,7 +8,9 @@
 
 use sqlparser::ast::{BinaryOperator, Expr as Ast};
 
-use crate::ir::{self, user, Expr, From, GroupBy, Item as SelItem, JoinKind, Query, Select};
+use crate::ir::{
+    self, user, Cte, Expr, From, GroupBy, Item as SelItem, JoinKind, Name, Query, Select,
+};
 use crate::ops::Term;
 use crate::plan::{Item, ItemFrom, Source};
 use crate::user_expr::{each_column, ColumnRef};
@@ -118,7 +120,8 @@ pub fn split(pred: &Ast, p: &Side, o: &Side, inner_first: bool) -> Option<Keys> 
     (!keys.pairs.is_empty()).then_some(keys)
 }
 
-fn key(i: usize) -> String {
+/// The name of key column `i` of a per-key query.
+pub fn key(i: usize) -> String {
     format!("_mv_k{i}")
 }
 
@@ -184,35 +187,66 @@ fn count_by_key(keys: &Keys, o_cur: From, wanted: Query) -> Query {
     Query::select(s)
 }
 
-/// `p_from` (a FROM item of the preserved side) joined to the per-key change (`dk`) and the
-/// current counts for those keys (`nk`): each row of the preserved side whose key changed gets
-/// `now` (its count now) and `delta` (the net change), as expressions over the join.
+/// `p_from` (a FROM item of the preserved side) joined to the per-key change and the current
+/// counts for those keys: each row of the preserved side whose key changed gets `now` (its
+/// count now) and `delta` (the net change), as expressions over the join.
 pub struct Joined {
     pub from: From,
     pub now: Expr,
     pub delta: Expr,
 }
 
-pub fn join_changed(keys: &Keys, p_from: From, o_cur: From, dq: &[Term], tag: u64) -> Joined {
-    let dk = delta_by_key(keys, dq);
-    let (d, n) = (format!("_mv_dk{tag}"), format!("_mv_nk{tag}"));
+/// `o_cur` gives the other side as a FROM item under its alias, given the query of the keys
+/// to count (columns `_mv_k0…`), which it may use to read less. The per-key change is computed
+/// once (a materialized CTE): the keys to count are its keys, and a change that is itself
+/// computed (an aggregate's) is not recomputed for them.
+pub fn join_changed(
+    keys: &Keys,
+    p_from: From,
+    o_cur: impl FnOnce(Query) -> From,
+    dq: &[Term],
+    tag: u64,
+) -> Joined {
+    let (d, q) = (format!("_mv_dk{tag}"), format!("_mv_dq{tag}"));
+    let wanted = Query::select(Select::new(
+        key_cols(keys)
+            .into_iter()
+            .map(|k| SelItem::Expr(k, None))
+            .collect(),
+        vec![From::table(Name(vec![q.clone()]), q.clone())],
+    ));
+    let counts = count_by_key(keys, o_cur(wanted.clone()), wanted);
+    let on_n = ir::all(
+        (0..keys.pairs.len()).map(|i| ir::col("_mv_n", key(i)).eq(ir::col(q.clone(), key(i)))),
+    );
+    let per_key = Select::new(
+        vec![
+            SelItem::StarOf(q.clone()),
+            SelItem::named(ir::or_zero(ir::col("_mv_n", "_mv_kn")), "_mv_kn"),
+        ],
+        vec![From::table(Name(vec![q.clone()]), q.clone()).join(
+            JoinKind::Left,
+            From::query(counts, "_mv_n"),
+            on_n,
+        )],
+    );
+    let per_key = Query::With {
+        ctes: vec![Cte {
+            name: q,
+            query: delta_by_key(keys, dq),
+            materialized: true,
+        }],
+        body: Box::new(Query::select(per_key)),
+    };
     let on_d = ir::all(
         keys.pairs
             .iter()
             .enumerate()
             .map(|(i, (p, _))| p.clone().eq(ir::col(d.clone(), key(i)))),
     );
-    let on_n = ir::all(
-        (0..keys.pairs.len()).map(|i| ir::col(n.clone(), key(i)).eq(ir::col(d.clone(), key(i)))),
-    );
-    // Restricted by the changed rows' keys directly: a semi join needs no grouping.
-    let counts = count_by_key(keys, o_cur, changed_keys(keys, dq));
-    let from = p_from
-        .join(JoinKind::Inner, From::query(dk, d.clone()), on_d)
-        .join(JoinKind::Left, From::query(counts, n.clone()), on_n);
     Joined {
-        from,
-        now: ir::or_zero(ir::col(n, "_mv_kn")),
+        from: p_from.join(JoinKind::Inner, From::query(per_key, d.clone()), on_d),
+        now: ir::col(d.clone(), "_mv_kn"),
         delta: ir::col(d, "_mv_kd"),
     }
 }
