@@ -373,9 +373,21 @@ mod tests {
             .iter()
             .any(|f| f.alias().is_some_and(|a| a.starts_with("_mv_dk"))));
         assert!(!all.iter().any(|f| lateral(f)), "{:?}", t.from);
-        // A filter that reads c too cannot be split on a's key alone: counted per row.
-        let t = flips("b.k = a.k AND b.w > c.x");
-        assert!(items_of(&t).iter().any(|f| lateral(f)), "{:?}", t.from);
+        // A filter that reads c too cannot be split on a's key alone: counted per row, over
+        // the rows of a that share a key with a changed row of b.
+        for pred in ["b.k = a.k AND b.w > c.x", "b.k = a.k AND b.w <> a.v"] {
+            let t = flips(pred);
+            assert!(items_of(&t).iter().any(|f| lateral(f)), "{:?}", t.from);
+            assert!(t.from[0].is_table("main.c"), "{:?}", t.from[0]);
+            let a = &t.from[1];
+            assert!(
+                matches!(a, From::Query { alias, .. } if alias == "a") && !a.is_table("main.a"),
+                "{a:?}"
+            );
+        }
+        // No equality with b: a is read whole.
+        let t = flips("b.w > a.v");
+        assert!(t.from[1].is_table("main.a"), "{:?}", t.from[1]);
     }
 
     #[test]

@@ -120,6 +120,32 @@ pub fn split(pred: &Ast, p: &Side, o: &Side, inner_first: bool) -> Option<Keys> 
     (!keys.pairs.is_empty()).then_some(keys)
 }
 
+/// The equalities between the two sides among `pred`'s conjuncts, as (preserved-side,
+/// other-side) pairs; other conjuncts, and those that cannot be placed, are left out. Every
+/// pair holds for any two rows the predicate matches, whatever else it says.
+pub fn equalities(pred: &Ast, p: &Side, o: &Side, inner_first: bool) -> Vec<(Expr, Expr)> {
+    let mut pairs = Vec::new();
+    for c in crate::user_expr::conjuncts(pred) {
+        let Ast::BinaryOp {
+            left,
+            op: BinaryOperator::Eq,
+            right,
+        } = c
+        else {
+            continue;
+        };
+        match (
+            owner(left, p, o, inner_first),
+            owner(right, p, o, inner_first),
+        ) {
+            (Some(Owner::P), Some(Owner::O)) => pairs.push((user(left), user(right))),
+            (Some(Owner::O), Some(Owner::P)) => pairs.push((user(right), user(left))),
+            _ => {}
+        }
+    }
+    pairs
+}
+
 /// The name of key column `i` of a per-key query.
 pub fn key(i: usize) -> String {
     format!("_mv_k{i}")

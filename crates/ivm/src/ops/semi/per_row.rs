@@ -8,6 +8,7 @@ use super::super::{delta_sum_query, fresh, item_cur, items_cur, Term};
 use super::{flipped, holds, Tests};
 use crate::ir::{self, user, Expr, From, Item as SelItem, Query, Select};
 use crate::plan::{Item, ItemFrom};
+use crate::strategy::keyed::{self, side};
 use crate::strategy::restricted::{restricted_count, same_scope_safe};
 
 /// A single left table, filtered to the candidates under its own alias.
@@ -37,7 +38,12 @@ pub(super) fn term(tests: &Tests, items: &[Item], moved: &[usize], mut conds: Ve
             }
             from = vec![picked];
         }
-        _ => conds.push(ir::any(moved.iter().map(|i| touched(tests, *i)))),
+        _ => {
+            if let Some((at, picked)) = keyed_item(tests, items, moved) {
+                from[at] = picked;
+            }
+            conds.push(ir::any(moved.iter().map(|i| touched(tests, *i))));
+        }
     }
     // Each changed test's count now (`n`) and net change (`d`) per candidate row.
     let mut counts: Vec<Option<(String, String)>> = vec![None; tests.exists.len()];
@@ -81,6 +87,61 @@ pub(super) fn term(tests: &Tests, items: &[Item], moved: &[usize], mut conds: Ve
         conds,
         mult: vec![sign],
     }
+}
+
+/// An item of the block that every changed test ties, by equalities in its filter, to the
+/// test's one relation, by the same expressions of the item: its rows whose key is among the
+/// changed rows' keys of those relations, under its alias. Every candidate row is among them,
+/// so the other items join to a few rows instead of DuckDB joining the whole block before it
+/// tests which rows are candidates. One key for all tests, so the keys are one union and the
+/// filter one semi join (an OR of EXISTS would be a mark join per test over the whole item).
+fn keyed_item(tests: &Tests, items: &[Item], moved: &[usize]) -> Option<(usize, From)> {
+    let sources = tests.sources;
+    let tree = |it: &Item| matches!(it.from, ItemFrom::Tree(_));
+    // Test i's equalities with item `it`, as (item side, relation side).
+    let pairs = |it: &Item, i: usize| {
+        let e = tests.exists[i];
+        let [r] = e.items.as_slice() else {
+            return None;
+        };
+        if tree(r) {
+            return None;
+        }
+        let pairs = keyed::equalities(e.filter.ast(), &side(sources, it), &side(sources, r), true);
+        (!pairs.is_empty()).then_some(pairs)
+    };
+    let item_side = |ps: &[(Expr, Expr)]| ps.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>();
+    items
+        .iter()
+        .enumerate()
+        .filter(|(_, it)| !tree(it))
+        .find_map(|(at, it)| {
+            let per_test: Vec<Vec<(Expr, Expr)>> =
+                moved.iter().map(|i| pairs(it, *i)).collect::<Option<_>>()?;
+            let key = item_side(&per_test[0]);
+            if per_test.iter().any(|ps| item_side(ps) != key) {
+                return None;
+            }
+            let changed = moved.iter().zip(&per_test).flat_map(|(i, ps)| {
+                tests.right[*i].iter().map(move |d| {
+                    let cols = ps.iter().enumerate();
+                    let cols = cols.map(|(n, (_, o))| SelItem::named(o.clone(), keyed::key(n)));
+                    Query::select(d.select(cols.collect()))
+                })
+            });
+            let on = key
+                .into_iter()
+                .enumerate()
+                .map(|(n, p)| ir::col("_mv_c", keyed::key(n)).eq(p));
+            let hit = Select::new(
+                vec![SelItem::Expr(Expr::Int(1), None)],
+                vec![From::query(Query::union_all(changed.collect()), "_mv_c")],
+            )
+            .filtered([ir::all(on)]);
+            let picked = Select::new(vec![SelItem::Star], vec![item_cur(sources, it)])
+                .filtered([ir::exists(Query::select(hit))]);
+            Some((at, From::query(Query::select(picked), it.name())))
+        })
 }
 
 /// A left row is a candidate for test `i` when one of the change terms of its relation
