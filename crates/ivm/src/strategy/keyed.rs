@@ -97,24 +97,7 @@ pub fn split(pred: &Ast, p: &Side, o: &Side, inner_first: bool) -> Option<Keys> 
         match owner(&c, p, o, inner_first)? {
             Owner::O | Owner::None => keys.filter.push(user(&c)),
             Owner::P => return None,
-            Owner::Mixed => {
-                let Ast::BinaryOp {
-                    left,
-                    op: BinaryOperator::Eq,
-                    right,
-                } = &c
-                else {
-                    return None;
-                };
-                match (
-                    owner(left, p, o, inner_first)?,
-                    owner(right, p, o, inner_first)?,
-                ) {
-                    (Owner::P, Owner::O) => keys.pairs.push((user(left), user(right))),
-                    (Owner::O, Owner::P) => keys.pairs.push((user(right), user(left))),
-                    _ => return None,
-                }
-            }
+            Owner::Mixed => keys.pairs.push(pair(&c, p, o, inner_first)?),
         }
     }
     (!keys.pairs.is_empty()).then_some(keys)
@@ -124,26 +107,31 @@ pub fn split(pred: &Ast, p: &Side, o: &Side, inner_first: bool) -> Option<Keys> 
 /// other-side) pairs; other conjuncts, and those that cannot be placed, are left out. Every
 /// pair holds for any two rows the predicate matches, whatever else it says.
 pub fn equalities(pred: &Ast, p: &Side, o: &Side, inner_first: bool) -> Vec<(Expr, Expr)> {
-    let mut pairs = Vec::new();
-    for c in crate::user_expr::conjuncts(pred) {
-        let Ast::BinaryOp {
-            left,
-            op: BinaryOperator::Eq,
-            right,
-        } = c
-        else {
-            continue;
-        };
-        match (
-            owner(left, p, o, inner_first),
-            owner(right, p, o, inner_first),
-        ) {
-            (Some(Owner::P), Some(Owner::O)) => pairs.push((user(left), user(right))),
-            (Some(Owner::O), Some(Owner::P)) => pairs.push((user(right), user(left))),
-            _ => {}
-        }
+    crate::user_expr::conjuncts(pred)
+        .into_iter()
+        .filter_map(|c| pair(c, p, o, inner_first))
+        .collect()
+}
+
+/// Conjunct `c` as an equality between the two sides, (preserved-side, other-side); None for
+/// any other conjunct or one that cannot be placed.
+fn pair(c: &Ast, p: &Side, o: &Side, inner_first: bool) -> Option<(Expr, Expr)> {
+    let Ast::BinaryOp {
+        left,
+        op: BinaryOperator::Eq,
+        right,
+    } = c
+    else {
+        return None;
+    };
+    match (
+        owner(left, p, o, inner_first)?,
+        owner(right, p, o, inner_first)?,
+    ) {
+        (Owner::P, Owner::O) => Some((user(left), user(right))),
+        (Owner::O, Owner::P) => Some((user(right), user(left))),
+        _ => None,
     }
-    pairs
 }
 
 /// The name of key column `i` of a per-key query.
