@@ -186,6 +186,18 @@ pub fn nested(e: Expr) -> Expr {
     }
 }
 
+/// The two sides of `e` when it is `left = right`.
+pub fn equality(e: &Expr) -> Option<(&Expr, &Expr)> {
+    match e {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::Eq,
+            right,
+        } => Some((left, right)),
+        _ => None,
+    }
+}
+
 /// `l op r`, operands as given (callers parenthesize with [`nested`]).
 /// The conjuncts of `e` (its operands of top-level AND, through any parentheses), each without
 /// its own outer parentheses.

@@ -205,14 +205,7 @@ impl Analyzer<'_> {
         from: &[TableWithJoins],
         probe: &Probe,
     ) -> Option<(Expr, Expr)> {
-        let Expr::BinaryOp {
-            left,
-            op: BinaryOperator::Eq,
-            right,
-        } = c
-        else {
-            return None;
-        };
+        let (left, right) = crate::user_expr::equality(c)?;
         let column = |e: &Expr| matches!(e, Expr::Identifier(_) | Expr::CompoundIdentifier(_));
         if !column(left) || !column(right) {
             return None;
@@ -224,8 +217,8 @@ impl Analyzer<'_> {
             self.db.binds_alone(&sql)
         };
         match (own(left), own(right)) {
-            (true, false) => Some((*left.clone(), *right.clone())),
-            (false, true) => Some((*right.clone(), *left.clone())),
+            (true, false) => Some((left.clone(), right.clone())),
+            (false, true) => Some((right.clone(), left.clone())),
             _ => None,
         }
     }

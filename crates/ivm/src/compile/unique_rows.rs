@@ -20,9 +20,9 @@ use super::resolve::current_database;
 use crate::ops::{Kind, Tree};
 use crate::plan::{Block, Body, Item, ItemFrom, Rel, Source, SourceKind};
 use crate::text::lit;
-use crate::user_expr::conjuncts;
+use crate::user_expr::{conjuncts, equality};
 use crate::{IvmError, Sql};
-use sqlparser::ast::{BinaryOperator, Expr};
+use sqlparser::ast::Expr;
 
 /// What the strategy `duckmv.views` shows adds for such a view.
 pub const NOTE: &str = "; rows unique by the tables' declared keys";
@@ -214,12 +214,7 @@ fn add_equalities(
     let inside =
         |t: usize| into.is_none_or(|a| a.iter().any(|n| n.eq_ignore_ascii_case(&tables[t].0)));
     for c in conjuncts(e) {
-        let Expr::BinaryOp {
-            left,
-            op: BinaryOperator::Eq,
-            right,
-        } = c
-        else {
+        let Some((left, right)) = equality(c) else {
             continue;
         };
         let (Some(l), Some(r)) = (column_of(left, tables), column_of(right, tables)) else {

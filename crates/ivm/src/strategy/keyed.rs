@@ -6,14 +6,14 @@
 //! over small inputs, instead of a correlated count per candidate row that DuckDB decorrelates
 //! into a plan over the whole preserved side.
 
-use sqlparser::ast::{BinaryOperator, Expr as Ast};
+use sqlparser::ast::Expr as Ast;
 
 use crate::ir::{
     self, user, Cte, Expr, From, GroupBy, Item as SelItem, JoinKind, Name, Query, Select,
 };
 use crate::ops::Term;
 use crate::plan::{Item, ItemFrom, Source};
-use crate::user_expr::{each_column, ColumnRef};
+use crate::user_expr::{each_column, equality, ColumnRef};
 
 /// One side of the predicate: its alias (as the plan quotes it) and its columns (for
 /// unqualified names); None when they are not known (a join tree), which leaves every
@@ -116,14 +116,7 @@ pub fn equalities(pred: &Ast, p: &Side, o: &Side, inner_first: bool) -> Vec<(Exp
 /// Conjunct `c` as an equality between the two sides, (preserved-side, other-side); None for
 /// any other conjunct or one that cannot be placed.
 fn pair(c: &Ast, p: &Side, o: &Side, inner_first: bool) -> Option<(Expr, Expr)> {
-    let Ast::BinaryOp {
-        left,
-        op: BinaryOperator::Eq,
-        right,
-    } = c
-    else {
-        return None;
-    };
+    let (left, right) = equality(c)?;
     match (
         owner(left, p, o, inner_first)?,
         owner(right, p, o, inner_first)?,
