@@ -79,6 +79,12 @@ pub fn run_command(
                 if_not_exists: *if_not_exists,
             };
             let o = ivm::create_view(&mut ConnSql(&ctx.conn), &v).map_err(ivm_err)?;
+            // `auto` weighs the first refreshes against what populating the view took.
+            if let Some(s) = &o.stats {
+                ctx.shared
+                    .views
+                    .note_population(s.view_id, s.duration_ms, o.rows);
+            }
             if let Some(p) = policy.filter(|p| *p != ivm::RefreshPolicy::OnDemand) {
                 ivm::set_refresh_policy(&mut ConnSql(&ctx.conn), &v.name, p).map_err(ivm_err)?;
             }

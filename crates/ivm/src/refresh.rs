@@ -295,8 +295,10 @@ fn refresh_probed(
         Decision::Recompute { populated, why } => {
             let replace = replace(cache, view.plan.id, populated);
             let out = recompute(db, view, replace, pending, &why)?;
-            if let Some(c) = cache {
-                c.note_full(view.plan.id, populated.then_some(out.ms), out.outcome.rows);
+            match cache {
+                Some(c) if populated => c.note_full(view.plan.id, out.ms, out.outcome.rows),
+                Some(c) => c.note_population(view.plan.id, out.ms, out.outcome.rows),
+                None => {}
             }
             Ok(out.outcome)
         }

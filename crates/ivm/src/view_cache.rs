@@ -115,12 +115,22 @@ impl ViewCache {
     }
 
     /// Records a full refresh of view `id` (`ms`: None for a population) that changed `rows`.
-    pub(crate) fn note_full(&self, id: i64, ms: Option<f64>, rows: u64) {
+    pub(crate) fn note_full(&self, id: i64, ms: f64, rows: u64) {
         self.history
             .lock()
             .entry(id)
             .or_default()
             .note_full(ms, rows);
+    }
+
+    /// Records that populating view `id` took `ms` and wrote `rows` (CREATE ... WITH DATA
+    /// through the server, or REFRESH of an unpopulated view).
+    pub fn note_population(&self, id: i64, ms: f64, rows: u64) {
+        self.history
+            .lock()
+            .entry(id)
+            .or_default()
+            .note_population(ms, rows);
     }
 
     /// Whether view `id`'s next full refresh should swap a new table in.
