@@ -4,46 +4,48 @@
 //! Telescoping: `Δ(A₁ × … × Aₙ) = Σᵢ A₁' × … × Aᵢ₋₁' × ΔAᵢ × Aᵢ₊₁ × … × Aₙ`, with `'` the state
 //! after the change and the items after `i` at their state before it (`A = A' − ΔA`, one
 //! relation: the current rows with multiplicity 1 and the change's rows with the opposite sign).
-//! One term per changed item, instead of one per subset of changed items. An item whose old
-//! state cannot be one relation (an outer-join tree or a subquery after the first changed item)
-//! keeps the inclusion–exclusion form over post-change states: one term per non-empty subset
-//! of changed items, sign (−1)^(|S|−1).
+//! One term per changed item, instead of one per subset of changed items. The order of the
+//! items is free; the one changed item whose old state cannot be one relation (an outer-join
+//! tree or a subquery) is taken first. Two such items keep the inclusion–exclusion form over
+//! post-change states: one term per non-empty subset of changed items, sign (−1)^(|S|−1).
 
 use super::{item_cur, item_delta, mult_of, Term};
 use crate::ir::{self, Expr, From, Item as SelItem, Name, Query, Select};
 use crate::plan::{Item, ItemFrom, Source};
 
 /// The change of the product of `items` as terms.
+///
+/// The sum telescopes in any order of the changed items; an item whose old state is not one
+/// relation (a subquery, an outer-join tree) goes first, where only its new state and its change
+/// are read. TPC-H Q2 (part, supplier and partsupp changed, and the grouped MIN read as a derived
+/// table over two of them) runs 4 terms instead of 15.
 pub(super) fn delta(sources: &[Source], items: &[Item], changed: &[bool]) -> Vec<Term> {
     let deltas: Vec<Vec<Term>> = items
         .iter()
         .map(|it| item_delta(sources, it, changed))
         .collect();
     let cur: Vec<From> = items.iter().map(|it| item_cur(sources, it)).collect();
-    let moved: Vec<usize> = (0..items.len())
-        .filter(|&i| !deltas[i].is_empty())
-        .collect();
-    let old: Option<Vec<Option<Term>>> = (0..items.len())
-        .map(|j| match moved.first() {
-            Some(&first) if j > first && !deltas[j].is_empty() => {
-                item_old(sources, &items[j]).map(Some)
+    let mut old: Vec<Option<Term>> = vec![None; items.len()];
+    let (mut order, mut stateless) = (Vec::new(), Vec::new());
+    for i in (0..items.len()).filter(|&i| !deltas[i].is_empty()) {
+        match item_old(sources, &items[i]) {
+            Some(o) => {
+                old[i] = Some(o);
+                order.push(i);
             }
-            _ => Some(None),
-        })
-        .collect();
-    let Some(old) = old else {
+            None => stateless.push(i),
+        }
+    }
+    if stateless.len() > 1 {
         return inclusion_exclusion(&deltas, &cur);
-    };
+    }
+    order.splice(0..0, stateless);
     let mut out = Vec::new();
-    for &i in &moved {
-        let choices = (0..items.len()).map(|j| {
-            if j == i {
-                deltas[i].clone()
-            } else if let (true, Some(o)) = (j > i, &old[j]) {
-                vec![o.clone()]
-            } else {
-                vec![Term::cur(vec![cur[j].clone()])]
-            }
+    for (rank, &i) in order.iter().enumerate() {
+        let choices = (0..items.len()).map(|j| match (&old[j], order[rank..].contains(&j)) {
+            _ if j == i => deltas[i].clone(),
+            (Some(o), true) => vec![o.clone()],
+            _ => vec![Term::cur(vec![cur[j].clone()])],
         });
         out.extend(product(choices.collect()));
     }
@@ -139,4 +141,49 @@ pub(super) fn join_comma(a: &Term, b: &Term) -> Term {
     out.conds.extend(b.conds.iter().cloned());
     out.mult.extend(b.mult.iter().cloned());
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Body, Rel};
+
+    /// The terms of the view's join when every table changed.
+    fn terms(q: &str, ncols: usize) -> Vec<Term> {
+        let c = crate::compile::tests::compiled_alone(q, ncols);
+        assert_eq!(c.full_reason, None);
+        let plan = c.plan;
+        let Body::Bag {
+            rel: Rel::Block(b), ..
+        } = &plan.body
+        else {
+            panic!("{:?}", plan.body);
+        };
+        delta(&plan.sources, &b.items, &vec![true; plan.sources.len()])
+    }
+
+    fn reads_sub(t: &Term) -> bool {
+        t.from.iter().any(|f| matches!(f, From::Query { .. }))
+    }
+
+    /// A changed derived table after a changed table: one term each, the derived table's change
+    /// first (it is read now or as its change only); two derived tables: every subset.
+    #[test]
+    fn a_changed_subquery_comes_first_in_the_telescoping_sum() {
+        let one = terms(
+            "SELECT t.k, s.m FROM t, (SELECT k, min(w) AS m FROM u GROUP BY k) s WHERE t.k = s.k",
+            2,
+        );
+        assert_eq!(one.len(), 2, "{one:?}");
+        // Δs × t as it was (two multiplicities), then s now × Δt (one).
+        assert_eq!(one[0].mult.len(), 2, "{:?}", one[0]);
+        assert_eq!(one[1].mult.len(), 1, "{:?}", one[1]);
+        assert!(one.iter().all(reads_sub));
+        let two = terms(
+            "SELECT t.k, s.m, r.n FROM t, (SELECT k, min(w) AS m FROM u GROUP BY k) s, \
+             (SELECT g, count(*) AS n FROM t GROUP BY g) r WHERE t.k = s.k AND r.g = t.g",
+            3,
+        );
+        assert_eq!(two.len(), 7, "inclusion-exclusion over three changed items");
+    }
 }
