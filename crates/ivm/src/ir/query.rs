@@ -443,7 +443,12 @@ impl Query {
             }
             q => (None, q.set_expr()),
         };
-        let (order_by, limit, offset) = match self {
+        // A SELECT's ORDER BY and LIMIT are clauses of the query around it, CTEs or not.
+        let last = match self {
+            Query::With { body, .. } => body.as_ref(),
+            q => q,
+        };
+        let (order_by, limit, offset) = match last {
             Query::Select(s) => (s.order_by.as_ref().map(OrderBy::to_ast), s.limit, s.offset),
             _ => (None, None, None),
         };
@@ -574,6 +579,24 @@ mod tests {
             text.starts_with(r#"WITH "_mv_dd" AS MATERIALIZED ("#),
             "{text}"
         );
+    }
+
+    /// A work table is typed from its change query with LIMIT 0; with CTEs in front (a shared
+    /// change hoisted), the LIMIT stayed with the SELECT's AST and was not printed, and an
+    /// ungrouped aggregate's empty change left a row in the new work table.
+    #[test]
+    fn a_limit_under_ctes_is_printed() {
+        let mut s = Select::new(vec![Item::Star], vec![From::table(Name::of("main.t"), "t")]);
+        s.limit = Some(0);
+        let q = Query::With {
+            ctes: vec![Cte {
+                name: "c".into(),
+                query: Query::Values(vec![vec![Expr::Int(1)]]),
+                materialized: true,
+            }],
+            body: Box::new(Query::select(s)),
+        };
+        assert!(q.to_string().ends_with("LIMIT 0"), "{q}");
     }
 
     #[test]
