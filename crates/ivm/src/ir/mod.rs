@@ -13,6 +13,7 @@ mod fixpoint;
 mod name;
 mod order_by;
 mod query;
+mod shared;
 mod stmt;
 
 pub use fixpoint::Fixpoint;

@@ -12,6 +12,7 @@ use sqlparser::ast::{
 use std::fmt;
 
 use super::fixpoint::Fixpoint;
+use super::shared::Shared;
 use super::{all, quoted, Expr, Name, OrderBy};
 
 /// A query: a SELECT, a UNION ALL of queries, a VALUES list, or a query with CTEs.
@@ -26,6 +27,8 @@ pub enum Query {
     },
     /// A recursive CTE and the query reading it.
     Fixpoint(Box<Fixpoint>),
+    /// A query computed once by its statement (see `shared`).
+    Shared(Box<Shared>),
 }
 
 /// `name AS [MATERIALIZED] (query)`.
@@ -417,6 +420,7 @@ impl Query {
                 .flat_map(|c| c.query.froms())
                 .chain(body.froms())
                 .collect(),
+            Query::Shared(sh) => sh.query.froms(),
             Query::Fixpoint(fx) => fx
                 .prelude
                 .iter()
@@ -440,6 +444,14 @@ impl Query {
             Query::Fixpoint(fx) => {
                 let (with, body) = fx.to_ast();
                 (Some(with), body)
+            }
+            Query::Shared(sh) => {
+                let with = ast::With {
+                    with_token: AttachedToken::empty(),
+                    recursive: false,
+                    cte_tables: vec![sh.cte().to_ast()],
+                };
+                (Some(with), sh.read().set_expr())
             }
             q => (None, q.set_expr()),
         };
@@ -497,7 +509,9 @@ impl Query {
                     right: Box::new(r),
                 })
                 .expect("a UNION ALL has parts"),
-            Query::With { .. } | Query::Fixpoint(_) => SetExpr::Query(Box::new(self.to_ast())),
+            Query::With { .. } | Query::Fixpoint(_) | Query::Shared(_) => {
+                SetExpr::Query(Box::new(self.to_ast()))
+            }
         }
     }
 }
@@ -536,9 +550,10 @@ impl Cte {
     }
 }
 
+/// A query printed whole: its shared queries are CTEs of its top.
 impl fmt::Display for Query {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.to_ast().fmt(f)
+        self.hoisted().to_ast().fmt(f)
     }
 }
 

@@ -156,7 +156,7 @@ impl fmt::Display for Stmt {
             } => {
                 write!(f, "UPDATE {table} AS {} SET ", quoted(alias))?;
                 assignments(f, set)?;
-                write!(f, " FROM {from}")
+                write!(f, " FROM {}", from.hoisted())
             }
             Stmt::Merge {
                 into,
@@ -167,8 +167,9 @@ impl fmt::Display for Stmt {
             } => {
                 write!(
                     f,
-                    "MERGE INTO {into} AS {} USING {using} ON {on}",
-                    quoted(alias)
+                    "MERGE INTO {into} AS {} USING {} ON {on}",
+                    quoted(alias),
+                    using.hoisted()
                 )?;
                 for w in whens {
                     write!(f, " {w}")?;

@@ -81,13 +81,22 @@ pub fn item_delta(sources: &[Source], item: &Item, changed: &[bool]) -> Vec<Term
         },
         ItemFrom::Sub(r) => match rel_delta(sources, r, changed) {
             Some(d) => vec![Term {
-                from: vec![From::query(d, item.name())],
+                from: vec![From::query(shared_if_agg(r, d), item.name())],
                 conds: Vec::new(),
                 mult: vec![mult_of(item)],
             }],
             None => Vec::new(),
         },
         ItemFrom::Tree(t) => outer::tree_delta(sources, t, changed),
+    }
+}
+
+/// An aggregate's change is computed once, before the join that reads it (see
+/// `ir::shared`): read in place, DuckDB joins it last.
+fn shared_if_agg(rel: &Rel, delta: Query) -> Query {
+    match rel {
+        Rel::Agg(_) => Query::shared(delta),
+        _ => delta,
     }
 }
 
