@@ -103,7 +103,7 @@ impl ivm::Sql for HotSql<'_> {
         let start = std::time::Instant::now();
         let mut r = self.run(sql, params)?;
         let n = r.drain_changed_rows().map_err(db_error)?;
-        tracing::debug!(target: "duckmv::ivm::sql", ms = start.elapsed().as_secs_f64() * 1e3, "(hot) {sql}");
+        tracing::debug!(target: "duckmv::ivm::sql", ms = start.elapsed().as_secs_f64() * 1e3, rows = n, "(hot) {sql}");
         Ok(n)
     }
 
