@@ -12,7 +12,8 @@
 //! - `semi`: EXISTS / IN / SEMI / ANTI tests on a block's rows;
 //! - `union`: UNION ALL;
 //! - `sub_agg`: an aggregate read as a relation (a derived table, a CTE, an IN/EXISTS set);
-//! - `rescan`: the same for aggregates whose state cannot be taken back (MIN/MAX).
+//! - `rescan`: the same for aggregates whose state cannot be taken back (MIN/MAX);
+//! - `sub_keys`: such an aggregate, read as it is now, grouped only for the keys a change meets.
 //!
 //! How the counts of outer and semi joins are found is a strategy (`crate::strategy`).
 
@@ -23,6 +24,7 @@ mod project;
 mod rescan;
 mod semi;
 mod sub_agg;
+mod sub_keys;
 mod term;
 mod union;
 
