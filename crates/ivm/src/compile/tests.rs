@@ -494,6 +494,18 @@ pub(crate) fn compiled_alone(q: &str, ncols: usize) -> Compiled {
     compile(&mut Alone, 9, q, cols, vec!["INTEGER".into(); ncols]).unwrap()
 }
 
+/// The sources and block of a bag view compiled by [`compiled_alone`].
+pub(crate) fn bag_block(q: &str, ncols: usize) -> (Vec<crate::plan::Source>, crate::plan::Block) {
+    let c = compiled_alone(q, ncols);
+    assert_eq!(c.full_reason, None);
+    match c.plan.body {
+        crate::plan::Body::Bag {
+            rel: Rel::Block(b), ..
+        } => (c.plan.sources, b),
+        other => panic!("{other:?}"),
+    }
+}
+
 /// [`Fake`] where every subquery binds on its own: none is correlated.
 struct Alone;
 impl Sql for Alone {

@@ -146,20 +146,11 @@ pub(super) fn join_comma(a: &Term, b: &Term) -> Term {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{Body, Rel};
 
     /// The terms of the view's join when every table changed.
     fn terms(q: &str, ncols: usize) -> Vec<Term> {
-        let c = crate::compile::tests::compiled_alone(q, ncols);
-        assert_eq!(c.full_reason, None);
-        let plan = c.plan;
-        let Body::Bag {
-            rel: Rel::Block(b), ..
-        } = &plan.body
-        else {
-            panic!("{:?}", plan.body);
-        };
-        delta(&plan.sources, &b.items, &vec![true; plan.sources.len()])
+        let (sources, b) = crate::compile::tests::bag_block(q, ncols);
+        delta(&sources, &b.items, &vec![true; sources.len()])
     }
 
     fn reads_sub(t: &Term) -> bool {

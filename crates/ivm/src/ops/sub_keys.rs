@@ -183,22 +183,13 @@ impl Classes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Body;
 
     /// The terms of a bag view's block when `changed` sources changed.
     fn terms(q: &str, ncols: usize, changed: &[bool]) -> (Vec<Term>, Vec<From>) {
-        let c = crate::compile::tests::compiled_alone(q, ncols);
-        assert_eq!(c.full_reason, None);
-        let plan = c.plan;
-        let Body::Bag {
-            rel: Rel::Block(b), ..
-        } = &plan.body
-        else {
-            panic!("{:?}", plan.body);
-        };
-        let cur = super::super::items_cur(&plan.sources, &b.items);
+        let (sources, b) = crate::compile::tests::bag_block(q, ncols);
+        let cur = super::super::items_cur(&sources, &b.items);
         let t = super::super::block_terms(
-            &plan.sources,
+            &sources,
             &b.items,
             b.filter.as_ref(),
             &b.exists,
