@@ -95,11 +95,7 @@ pub fn block_terms(
     }
     let mut base = items_delta(sources, items, changed);
     if let Some(f) = filter {
-        let deltas: Vec<Vec<Term>> = items
-            .iter()
-            .map(|it| super::item_delta(sources, it, changed))
-            .collect();
-        super::sub_keys::restrict(sources, items, f, &deltas, &mut base);
+        super::sub_keys::restrict(sources, items, f, changed, &mut base);
         for t in &mut base {
             t.conds.push(user(f.ast()));
         }

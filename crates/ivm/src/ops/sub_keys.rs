@@ -27,17 +27,33 @@ pub(super) fn restrict(
     sources: &[Source],
     items: &[Item],
     filter: &UserExpr,
-    deltas: &[Vec<Term>],
+    changed: &[bool],
     terms: &mut [Term],
 ) {
+    let aggs: Vec<Option<&SubAgg>> = items.iter().map(agg_of).collect();
+    if aggs.iter().all(Option::is_none) {
+        return;
+    }
+    // Built again here (the join built them for its terms) only for blocks that read an
+    // aggregate: each is compared with the terms' FROM items.
+    let deltas: Vec<Vec<Term>> = items
+        .iter()
+        .map(|it| super::item_delta(sources, it, changed))
+        .collect();
+    let cur: Vec<Option<From>> = (items.iter().zip(&aggs))
+        .map(|(it, a)| a.map(|_| super::item_cur(sources, it)))
+        .collect();
     let classes = Classes::of(sources, items, filter);
     let mut found: Vec<(usize, usize, From)> = Vec::new();
     let mut whole = vec![false; items.len()];
     for (n, t) in terms.iter().enumerate() {
         for (j, item) in items.iter().enumerate() {
-            let Some(sa) = agg_read_now(sources, item, t.from.get(j)) else {
+            let (Some(sa), Some(now)) = (aggs[j], &cur[j]) else {
                 continue;
             };
+            if t.from.get(j) != Some(now) {
+                continue;
+            }
             let d = (0..items.len())
                 .find(|&d| t.from.len() == items.len() && is_delta(&deltas[d], &t.from[d]));
             match d.and_then(|d| restricted(sources, item, sa, &classes, (j, d), &t.from[d])) {
@@ -53,15 +69,15 @@ pub(super) fn restrict(
     }
 }
 
-/// The aggregate of `item`, when `from` reads it as it is now.
-fn agg_read_now<'a>(sources: &[Source], item: &'a Item, from: Option<&From>) -> Option<&'a SubAgg> {
-    let ItemFrom::Sub(rel) = &item.from else {
-        return None;
-    };
-    let Rel::Agg(sa) = rel.as_ref() else {
-        return None;
-    };
-    (from? == &super::item_cur(sources, item)).then_some(sa)
+/// The aggregate `item` reads, if it is one.
+fn agg_of(item: &Item) -> Option<&SubAgg> {
+    match &item.from {
+        ItemFrom::Sub(rel) => match rel.as_ref() {
+            Rel::Agg(sa) => Some(sa),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Aggregate `item` (at `j`) read for the keys of `change` (the change of item `d`) that the
@@ -125,13 +141,10 @@ impl Classes {
     fn of(sources: &[Source], items: &[Item], filter: &UserExpr) -> Classes {
         let cols: Vec<Vec<String>> = items
             .iter()
-            .map(|it| match &it.from {
-                ItemFrom::Source(i) => sources[*i].columns.clone(),
-                ItemFrom::Sub(rel) => match rel.as_ref() {
-                    Rel::Agg(sa) => sa.names.clone(),
-                    _ => Vec::new(),
-                },
-                ItemFrom::Tree(_) => Vec::new(),
+            .map(|it| match (&it.from, agg_of(it)) {
+                (ItemFrom::Source(i), _) => sources[*i].columns.clone(),
+                (_, Some(sa)) => sa.names.clone(),
+                _ => Vec::new(),
             })
             .map(|c| c.iter().map(|n| n.to_lowercase()).collect())
             .collect();
